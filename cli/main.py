@@ -1,0 +1,5 @@
+import sys
+
+
+def main(argv=None):
+    print("hallubench", argv or sys.argv[1:])
