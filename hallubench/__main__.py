@@ -1,5 +1,6 @@
 """`python -m hallubench` and `accelerate launch -m hallubench` enter the CLI here."""
+import sys
+
 from hallubench.cli.main import main
 
-if __name__ == "__main__":
-    main()
+sys.exit(main())
