@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Set up hallubench on a fresh Debian machine with Python 3.11: FFmpeg from apt, the package with
+# pinned dependencies (torch from the local wheel store), and the metrics in evaluate's module cache
+# so that evaluate.load("<name>") works by bare name offline. Safe to run again.
+set -euo pipefail
+cd "$(dirname "$0")"
+
+if ! command -v ffmpeg >/dev/null 2>&1; then
+  sudo=""
+  [ "$(id -u)" -ne 0 ] && sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq ffmpeg >/dev/null
+fi
+
+python3 -m pip install --quiet --progress-bar off -e ".[test]"
+hallubench metrics install
