@@ -1,0 +1,33 @@
+"""Runs the `>>>` examples of a metric's docstring or README, loading the metric from metrics/<name> by path."""
+import doctest
+import re
+from pathlib import Path
+
+import evaluate
+
+METRICS = Path(__file__).resolve().parents[1] / "metrics"
+
+
+class LocalEvaluate:
+    """Test double for `evaluate` inside examples: `load("<name>")` loads metrics/<name> by path (no install)."""
+
+    @staticmethod
+    def load(name: str, **kwargs):
+        return evaluate.load(str(METRICS / name), **kwargs)
+
+
+def readme_examples(name: str) -> str:
+    """The ```python blocks of metrics/<name>/README.md, joined (the closing fences would end doctest outputs)."""
+    text = (METRICS / name / "README.md").read_text()
+    return "\n\n".join(re.findall(r"```python\n(.*?)```", text, flags=re.S))
+
+
+def run_examples(text: str, label: str, extra_globals: dict | None = None) -> tuple[int, int, str]:
+    """(failed, attempted, report) for the examples in `text`."""
+    globs = {"evaluate": LocalEvaluate, **(extra_globals or {})}
+    test = doctest.DocTestParser().get_doctest(text, globs, label, None, 0)
+    report: list[str] = []
+    runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE)
+    runner.run(test, out=report.append)
+    failed, attempted = runner.summarize(verbose=False)
+    return failed, attempted, "".join(report)
