@@ -1,0 +1,188 @@
+"""transformers adapter: Qwen2.5-Omni (thinker), Qwen2-VL / Qwen2.5-VL / LLaVA-OneVision, Qwen2-Audio.
+
+The model class is picked from `config.model_type`; prompts go through the processor's own chat
+template (`tokenize=False`), then one `processor(text=, images=, videos=, audio=)` call per batch.
+
+Media hand-off:
+- video: the caller's frames are passed as arrays with `do_sample_frames=False` (the processor only
+  resizes; it never re-samples) plus a `VideoMetadata(fps=part.fps, frames_indices=0..T-1)` per clip.
+  The seconds-per-temporal-patch used by the time-aligned rotary positions (`second_per_grid_ts` for
+  Qwen2.5-VL, `video_second_per_grid` for Qwen2.5-Omni) is set from each clip's own fps.
+- audio: resampled to the feature extractor's rate when it differs, passed as `audio=`.
+- an AudioPart next to a VideoPart is its own placeholder (no Omni `use_audio_in_video` interleaving).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from .protocol import (
+    AudioPart,
+    Conversation,
+    GenerationError,
+    GenerationSettings,
+    ImagePart,
+    TextPart,
+    VideoPart,
+)
+
+DTYPES = ("auto", "bfloat16", "float16", "float32")
+VISION_TEXT_TYPES = ("qwen2_vl", "qwen2_5_vl", "llava_onevision")
+OMNI_TYPES = ("qwen2_5_omni", "qwen2_5_omni_thinker")
+AUDIO_TYPES = ("qwen2_audio",)
+SUPPORTED_TYPES = OMNI_TYPES + VISION_TEXT_TYPES + AUDIO_TYPES
+
+
+def _load_model(path: str, config: Any, revision: str | None, dtype: Any, device: str) -> torch.nn.Module:
+    import transformers as tf
+
+    model_type = config.model_type
+    kwargs = dict(revision=revision, dtype=dtype, device_map=device)
+    if model_type in OMNI_TYPES:
+        # Text out only: load the thinker; a full Omni checkpoint's "thinker." weights are remapped by transformers.
+        thinker_config = config.thinker_config if model_type == "qwen2_5_omni" else config
+        return tf.Qwen2_5OmniThinkerForConditionalGeneration.from_pretrained(path, config=thinker_config, **kwargs)
+    if model_type in VISION_TEXT_TYPES:
+        return tf.AutoModelForImageTextToText.from_pretrained(path, config=config, **kwargs)
+    if model_type in AUDIO_TYPES:
+        return tf.Qwen2AudioForConditionalGeneration.from_pretrained(path, config=config, **kwargs)
+    raise ValueError(f"{path}: model_type {model_type!r} is not supported by the hf adapter; "
+                     f"supported: {', '.join(SUPPORTED_TYPES)}")
+
+
+def _weights_id(path: str, config: Any) -> str | None:
+    """Commit hash of a Hub snapshot, else a digest of a local folder's config and weight file sizes."""
+    commit = getattr(config, "_commit_hash", None)
+    if commit:
+        return commit
+    folder = Path(path)
+    if not folder.is_dir():
+        return None
+    digest = hashlib.sha256((folder / "config.json").read_bytes())
+    for weights in sorted(folder.glob("*.safetensors")) + sorted(folder.glob("*.bin")):
+        digest.update(f"{weights.name}:{weights.stat().st_size}".encode())
+    return digest.hexdigest()[:16]
+
+
+class HFChatModel:
+    """A transformers chat model, loaded by Hub id or local path, batched with left padding."""
+
+    def __init__(self, model: str, revision: str | None = None, dtype: str = "auto", device: str = "cpu",
+                 batch_size: int = 4, processor_kwargs: dict[str, Any] | None = None):
+        from transformers import AutoConfig, AutoProcessor
+
+        if dtype not in DTYPES:
+            raise ValueError(f"dtype must be one of {', '.join(DTYPES)}; got {dtype!r}")
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be >= 1; got {batch_size}")
+        model = str(Path(model).resolve()) if Path(model).is_dir() else model
+        config = AutoConfig.from_pretrained(model, revision=revision)
+        torch_dtype = dtype if dtype == "auto" else getattr(torch, dtype)
+        self.model = _load_model(model, config, revision, torch_dtype, device).eval()
+        self.processor = AutoProcessor.from_pretrained(model, revision=revision)
+        self.processor.tokenizer.padding_side = "left"
+        self.model_type = config.model_type
+        self.device = device
+        self.batch_size = batch_size
+        self.processor_kwargs = dict(processor_kwargs or {})
+        self.name = f"hf:{model}"
+        identity = {"model": model, "revision": revision, "dtype": dtype, "weights": _weights_id(model, config),
+                    "model_type": self.model_type, "processor_kwargs": self.processor_kwargs}
+        self.fingerprint = hashlib.sha256(json.dumps(identity, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+    def generate(self, conversations: list[Conversation], settings: GenerationSettings) -> list[list[str]]:
+        """`settings.n` texts per conversation. Sampling repeats each row n times within the batch."""
+        copies = settings.n if settings.do_sample else 1
+        rows = [i for i in range(len(conversations)) for _ in range(copies)]
+        if settings.seed is not None:
+            torch.manual_seed(settings.seed)
+        texts: list[str] = []
+        for start in range(0, len(rows), self.batch_size):
+            chunk = rows[start:start + self.batch_size]
+            try:
+                texts.extend(self._generate_batch([conversations[i] for i in chunk], settings))
+            except Exception as err:
+                raise GenerationError(f"{self.name}: generation failed for conversation(s) "
+                                      f"{sorted(set(chunk))}: {err}", index=chunk[0]) from err
+        outputs = [texts[k * copies:(k + 1) * copies] for k in range(len(conversations))]
+        return [out * settings.n if copies == 1 else out for out in outputs]
+
+    def prepare(self, conversations: list[Conversation]) -> dict[str, Any]:
+        """Processor inputs (tensors on the model device) for one batch of conversations."""
+        texts, images, videos, metadata, fps, audio = [], [], [], [], [], []
+        sampling_rate = getattr(getattr(self.processor, "feature_extractor", None), "sampling_rate", None)
+        for conversation in conversations:
+            messages = []
+            for message in conversation:
+                content = []
+                for part in message.content:
+                    if isinstance(part, TextPart):
+                        content.append({"type": "text", "text": part.text})
+                    elif isinstance(part, ImagePart):
+                        content.append({"type": "image"})
+                        images.append(part.image.convert("RGB"))
+                    elif isinstance(part, VideoPart):
+                        content.append({"type": "video"})
+                        videos.append(part.frames)
+                        metadata.append(_video_metadata(part))
+                        fps.append(part.fps)
+                    elif isinstance(part, AudioPart):
+                        if sampling_rate is None:
+                            raise ValueError(f"{self.name} ({self.model_type}) takes no audio input")
+                        content.append({"type": "audio"})
+                        audio.append(_resample(part, sampling_rate))
+                messages.append({"role": message.role, "content": content})
+            texts.append(self.processor.apply_chat_template(messages, tokenize=False, add_generation_prompt=True))
+        kwargs: dict[str, Any] = {"text": texts, "padding": True, "return_tensors": "pt", **self.processor_kwargs}
+        if images:
+            kwargs["images"] = images
+        if videos:
+            kwargs["videos"] = videos
+            kwargs["videos_kwargs"] = {"do_sample_frames": False, "video_metadata": metadata,
+                                       **self.processor_kwargs.get("videos_kwargs", {})}
+        if audio:
+            kwargs["audio"] = audio
+            kwargs["sampling_rate"] = sampling_rate
+        inputs = self.processor(**kwargs)
+        _set_seconds_per_grid(inputs, fps, self.processor)
+        return inputs.to(self.model.device)
+
+    @torch.inference_mode()
+    def _generate_batch(self, conversations: list[Conversation], settings: GenerationSettings) -> list[str]:
+        inputs = self.prepare(conversations)
+        sampling = {"do_sample": True, "temperature": settings.temperature, "top_p": settings.top_p} \
+            if settings.do_sample else {"do_sample": False, "temperature": None, "top_p": None, "top_k": None}
+        output = self.model.generate(**inputs, max_new_tokens=settings.max_new_tokens, **sampling)
+        new_tokens = output[:, inputs["input_ids"].shape[1]:]
+        return self.processor.batch_decode(new_tokens, skip_special_tokens=True)
+
+
+def _video_metadata(part: VideoPart) -> Any:
+    from transformers.video_utils import VideoMetadata
+
+    count, height, width = part.frames.shape[:3]
+    return VideoMetadata(total_num_frames=count, fps=part.fps, width=width, height=height,
+                         duration=count / part.fps, frames_indices=list(range(count)))
+
+
+def _resample(part: AudioPart, sampling_rate: int) -> np.ndarray:
+    if part.sr == sampling_rate:
+        return part.samples
+    import librosa
+
+    return librosa.resample(part.samples, orig_sr=part.sr, target_sr=sampling_rate).astype(np.float32)
+
+
+def _set_seconds_per_grid(inputs: Any, fps: list[float], processor: Any) -> None:
+    """Time span of one temporal patch per video, from each clip's own fps (Omni assumes one fps per call)."""
+    if not fps:
+        return
+    temporal_patch = getattr(processor.video_processor, "temporal_patch_size", 1)
+    for key in ("second_per_grid_ts", "video_second_per_grid"):
+        if key in inputs:
+            inputs[key] = torch.tensor([temporal_patch / rate for rate in fps], dtype=torch.float32)

@@ -1,0 +1,120 @@
+"""Typed chat messages in, text out: the one interface every model adapter implements."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal, Protocol, Union, runtime_checkable
+
+import numpy as np
+from PIL import Image
+
+
+@dataclass(frozen=True)
+class TextPart:
+    text: str
+
+
+@dataclass(frozen=True)
+class ImagePart:
+    image: Image.Image
+
+
+@dataclass(frozen=True)
+class VideoPart:
+    """Frames already sampled by the caller (THWC uint8) and the rate they were sampled at."""
+
+    frames: np.ndarray
+    fps: float
+
+    def __post_init__(self) -> None:
+        if not (isinstance(self.frames, np.ndarray) and self.frames.ndim == 4 and self.frames.shape[-1] == 3
+                and self.frames.dtype == np.uint8 and len(self.frames) > 0):
+            shape = getattr(self.frames, "shape", None)
+            dtype = getattr(self.frames, "dtype", type(self.frames).__name__)
+            raise ValueError(f"VideoPart.frames must be a non-empty uint8 array (T, H, W, 3); got {shape} {dtype}")
+        if not self.fps > 0:
+            raise ValueError(f"VideoPart.fps must be > 0; got {self.fps}")
+
+
+@dataclass(frozen=True)
+class AudioPart:
+    """Mono waveform (1-D float32) at sample rate `sr`."""
+
+    samples: np.ndarray
+    sr: int
+
+    def __post_init__(self) -> None:
+        if not (isinstance(self.samples, np.ndarray) and self.samples.ndim == 1 and len(self.samples) > 0):
+            shape = getattr(self.samples, "shape", None)
+            raise ValueError(f"AudioPart.samples must be a non-empty 1-D mono array; got shape {shape}")
+        if self.samples.dtype != np.float32:
+            object.__setattr__(self, "samples", self.samples.astype(np.float32))
+        if not self.sr > 0:
+            raise ValueError(f"AudioPart.sr must be > 0; got {self.sr}")
+
+
+Part = Union[TextPart, ImagePart, VideoPart, AudioPart]
+Role = Literal["system", "user", "assistant"]
+
+
+@dataclass(frozen=True)
+class Message:
+    role: Role
+    content: list[Part] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if self.role not in ("system", "user", "assistant"):
+            raise ValueError(f"Message.role must be system, user or assistant; got {self.role!r}")
+        for part in self.content:
+            if not isinstance(part, (TextPart, ImagePart, VideoPart, AudioPart)):
+                raise TypeError(f"Message content must hold TextPart/ImagePart/VideoPart/AudioPart; got {type(part)}")
+
+
+Conversation = list[Message]
+
+
+@dataclass(frozen=True)
+class GenerationSettings:
+    """Decoding options shared by all adapters; sampling happens iff temperature > 0."""
+
+    max_new_tokens: int = 256
+    temperature: float = 0.0
+    top_p: float = 1.0
+    n: int = 1
+    seed: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.max_new_tokens < 1:
+            raise ValueError(f"max_new_tokens must be >= 1; got {self.max_new_tokens}")
+        if self.temperature < 0:
+            raise ValueError(f"temperature must be >= 0; got {self.temperature}")
+        if not 0 < self.top_p <= 1:
+            raise ValueError(f"top_p must be in (0, 1]; got {self.top_p}")
+        if self.n < 1:
+            raise ValueError(f"n must be >= 1; got {self.n}")
+
+    @property
+    def do_sample(self) -> bool:
+        return self.temperature > 0
+
+
+class GenerationError(RuntimeError):
+    """A conversation could not be answered (after any retries).
+
+    `index` is its position in the `generate` call; `partial`, when an adapter sets it, holds the outputs
+    of that call per conversation (None where it failed) so callers can keep the ones that succeeded.
+    """
+
+    def __init__(self, message: str, index: int | None = None, partial: list[list[str] | None] | None = None):
+        super().__init__(message)
+        self.index = index
+        self.partial = partial
+
+
+@runtime_checkable
+class ChatModel(Protocol):
+    name: str
+    fingerprint: str
+
+    def generate(self, conversations: list[Conversation], settings: GenerationSettings) -> list[list[str]]:
+        """Return `settings.n` outputs for each conversation, in input order."""
+        ...

@@ -1,0 +1,182 @@
+"""Tiny random transformers checkpoints with real processors, built offline for tests.
+
+`make_tiny_model(kind, out_dir)` writes a folder that `hallubench.models.get_model("hf", model=folder)`
+(or `AutoProcessor.from_pretrained`) loads like a Hub checkpoint: config + random weights (1 layer,
+hidden size 32), a byte-level BPE tokenizer trained on a few sentences with the Qwen special tokens,
+the real image/video processors and WhisperFeatureExtractor, and a Qwen-style chat template.
+Nothing touches the Hub. Building one takes a few seconds; cache it per session in a fixture.
+"""
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import torch
+from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+from transformers import (
+    PreTrainedTokenizerFast,
+    Qwen2_5OmniProcessor,
+    Qwen2_5OmniThinkerConfig,
+    Qwen2_5OmniThinkerForConditionalGeneration,
+    Qwen2AudioConfig,
+    Qwen2AudioForConditionalGeneration,
+    Qwen2AudioProcessor,
+    Qwen2VLConfig,
+    Qwen2VLForConditionalGeneration,
+    Qwen2VLImageProcessor,
+    Qwen2VLProcessor,
+    Qwen2VLVideoProcessor,
+    WhisperFeatureExtractor,
+)
+
+KINDS = ("qwen2_5_omni", "qwen2_vl", "qwen2_audio")
+
+_CORPUS = [
+    "Is there a dog barking in the video? Answer with yes or no.",
+    "Yes, a dog is barking. No, there is no car. The sound is a bell ringing.",
+    "Describe what you see and hear in this clip in one sentence.",
+    "A red square moves left while a tone plays at 440 Hz.",
+    "You are a helpful assistant.",
+]
+# Qwen2-VL family names; the Omni family uses <|IMAGE|>/<|VIDEO|> and vision_bos/eos instead.
+_VL_TOKENS = {"image_token": "<|image_pad|>", "video_token": "<|video_pad|>",
+              "vision_start_token": "<|vision_start|>", "vision_end_token": "<|vision_end|>"}
+_OMNI_TOKENS = {"image_token": "<|IMAGE|>", "video_token": "<|VIDEO|>", "audio_token": "<|AUDIO|>",
+                "vision_bos_token": "<|vision_bos|>", "vision_eos_token": "<|vision_eos|>",
+                "audio_bos_token": "<|audio_bos|>", "audio_eos_token": "<|audio_eos|>"}
+_AUDIO_TOKENS = {"audio_token": "<|AUDIO|>", "audio_bos_token": "<|audio_bos|>", "audio_eos_token": "<|audio_eos|>"}
+
+# Same structure as the released Qwen templates: a default system turn, one placeholder per media part.
+_TEMPLATE = (
+    "{% for message in messages %}"
+    "{% if loop.first and message['role'] != 'system' %}<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n{% endif %}"
+    "<|im_start|>{{ message['role'] }}\n"
+    "{% if message['content'] is string %}{{ message['content'] }}"
+    "{% else %}{% for content in message['content'] %}"
+    "{% if content['type'] == 'image' %}IMAGE_PLACEHOLDER"
+    "{% elif content['type'] == 'video' %}VIDEO_PLACEHOLDER"
+    "{% elif content['type'] == 'audio' %}AUDIO_PLACEHOLDER"
+    "{% elif content['type'] == 'text' %}{{ content['text'] }}{% endif %}"
+    "{% endfor %}{% endif %}<|im_end|>\n{% endfor %}"
+    "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+)
+
+
+def _template(image: str, video: str, audio: str) -> str:
+    return (_TEMPLATE.replace("IMAGE_PLACEHOLDER", image).replace("VIDEO_PLACEHOLDER", video)
+            .replace("AUDIO_PLACEHOLDER", audio))
+
+
+def _tokenizer(named_tokens: dict[str, str]) -> PreTrainedTokenizerFast:
+    """Byte-level BPE over a few sentences, plus chat and media special tokens."""
+    specials = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", *named_tokens.values()]
+    bpe = Tokenizer(models.BPE())
+    bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    bpe.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(vocab_size=400, special_tokens=specials,
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+    bpe.train_from_iterator(_CORPUS, trainer)
+    tok = PreTrainedTokenizerFast(tokenizer_object=bpe, eos_token="<|im_end|>", pad_token="<|endoftext|>",
+                                  extra_special_tokens=named_tokens)
+    return tok
+
+
+def _text_config(tok: PreTrainedTokenizerFast, **extra) -> dict:
+    return dict(vocab_size=len(tok), hidden_size=32, intermediate_size=64, num_hidden_layers=1,
+                num_attention_heads=2, num_key_value_heads=1, max_position_embeddings=2048,
+                eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id, bos_token_id=None, **extra)
+
+
+# head_dim 16 -> 8 rotary frequencies split over (time, height, width).
+_MROPE = {"rope_type": "default", "rope_theta": 10000.0, "mrope_section": [2, 3, 3]}
+# Small min/max pixels keep tiny clips at a few patches; the processors still run their real resize.
+_VISION_SIZE = {"shortest_edge": 56 * 56, "longest_edge": 112 * 112}
+
+
+def _vision_processors():
+    return (Qwen2VLImageProcessor(size=_VISION_SIZE), Qwen2VLVideoProcessor(size=_VISION_SIZE))
+
+
+def _build_qwen2_vl(out: Path) -> None:
+    tok = _tokenizer(_VL_TOKENS)
+    ids = {k: tok.convert_tokens_to_ids(v) for k, v in _VL_TOKENS.items()}
+    config = Qwen2VLConfig(
+        text_config=_text_config(tok, rope_parameters=_MROPE),
+        vision_config=dict(depth=1, embed_dim=32, hidden_size=32, num_heads=2, mlp_ratio=2),
+        image_token_id=ids["image_token"], video_token_id=ids["video_token"],
+        vision_start_token_id=ids["vision_start_token"], vision_end_token_id=ids["vision_end_token"])
+    image_proc, video_proc = _vision_processors()
+    processor = Qwen2VLProcessor(image_processor=image_proc, tokenizer=tok, video_processor=video_proc,
+                                 chat_template=_template("<|vision_start|><|image_pad|><|vision_end|>",
+                                                         "<|vision_start|><|video_pad|><|vision_end|>", ""))
+    _save(Qwen2VLForConditionalGeneration(config), processor, out)
+
+
+def _build_qwen2_5_omni(out: Path) -> None:
+    tok = _tokenizer(_OMNI_TOKENS)
+    ids = {k: tok.convert_tokens_to_ids(v) for k, v in _OMNI_TOKENS.items()}
+    config = Qwen2_5OmniThinkerConfig(
+        text_config=_text_config(tok, rope_parameters=_MROPE),
+        vision_config=dict(depth=1, hidden_size=32, intermediate_size=64, num_heads=2, out_hidden_size=32,
+                           fullatt_block_indexes=[0]),
+        audio_config=dict(num_mel_bins=128, encoder_layers=1, encoder_attention_heads=2, encoder_ffn_dim=64,
+                          d_model=32, output_dim=32),
+        image_token_index=ids["image_token"], video_token_index=ids["video_token"],
+        audio_token_index=ids["audio_token"], audio_start_token_id=ids["audio_bos_token"],
+        audio_end_token_id=ids["audio_eos_token"], vision_start_token_id=ids["vision_bos_token"],
+        user_token_id=tok.convert_tokens_to_ids("<|im_start|>"))
+    image_proc, video_proc = _vision_processors()
+    processor = Qwen2_5OmniProcessor(
+        image_processor=image_proc, video_processor=video_proc,
+        feature_extractor=WhisperFeatureExtractor(feature_size=128), tokenizer=tok,
+        chat_template=_template("<|vision_bos|><|IMAGE|><|vision_eos|>", "<|vision_bos|><|VIDEO|><|vision_eos|>",
+                                "<|audio_bos|><|AUDIO|><|audio_eos|>"))
+    _save(Qwen2_5OmniThinkerForConditionalGeneration(config), processor, out)
+
+
+def _build_qwen2_audio(out: Path) -> None:
+    tok = _tokenizer(_AUDIO_TOKENS)
+    config = Qwen2AudioConfig(
+        text_config=dict(model_type="qwen2", **_text_config(tok)),
+        audio_config=dict(num_mel_bins=128, encoder_layers=1, encoder_attention_heads=2, encoder_ffn_dim=64,
+                          d_model=32),
+        audio_token_index=tok.convert_tokens_to_ids("<|AUDIO|>"))
+    processor = Qwen2AudioProcessor(
+        feature_extractor=WhisperFeatureExtractor(feature_size=128), tokenizer=tok,
+        chat_template=_template("", "", "Audio: <|audio_bos|><|AUDIO|><|audio_eos|>\n"))
+    _save(Qwen2AudioForConditionalGeneration(config), processor, out)
+
+
+_BUILDERS = {"qwen2_5_omni": _build_qwen2_5_omni, "qwen2_vl": _build_qwen2_vl, "qwen2_audio": _build_qwen2_audio}
+
+
+def _save(model, processor, out: Path) -> None:
+    model.generation_config.eos_token_id = processor.tokenizer.eos_token_id
+    model.generation_config.pad_token_id = processor.tokenizer.pad_token_id
+    model.save_pretrained(out)
+    processor.save_pretrained(out)
+
+
+def make_tiny_model(kind: str, out_dir: str | Path) -> Path:
+    """Write a tiny random `kind` checkpoint (one of KINDS) under out_dir/kind and return that folder."""
+    if kind not in _BUILDERS:
+        raise ValueError(f"unknown tiny model kind {kind!r}; choose one of {', '.join(KINDS)}")
+    out = Path(out_dir) / kind
+    torch.manual_seed(0)
+    _BUILDERS[kind](out)
+    return out
+
+
+def make_full_omni_checkpoint(thinker_dir: str | Path, out_dir: str | Path) -> Path:
+    """Repackage a tiny thinker as a full Qwen2.5-Omni checkpoint (model_type "qwen2_5_omni", weights
+    under "thinker.") the way the released Qwen/Qwen2.5-Omni-* folders are laid out, minus talker weights."""
+    from safetensors.torch import load_file, save_file
+    from transformers import AutoConfig, Qwen2_5OmniConfig
+
+    thinker_dir, out = Path(thinker_dir), Path(out_dir) / "qwen2_5_omni_full"
+    shutil.copytree(thinker_dir, out, ignore=shutil.ignore_patterns("*.safetensors", "config.json"))
+    thinker = AutoConfig.from_pretrained(thinker_dir)
+    Qwen2_5OmniConfig(thinker_config=thinker.to_dict(), enable_audio_output=False).save_pretrained(out)
+    weights = load_file(thinker_dir / "model.safetensors")
+    save_file({f"thinker.{k}": v for k, v in weights.items()}, out / "model.safetensors", metadata={"format": "pt"})
+    return out
