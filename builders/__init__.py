@@ -1,1 +1,48 @@
+"""Dataset builders: convert each benchmark's official release into a Hub-ready dataset folder.
 
+`build("cmm", source, out)` writes `out/` with data/<config>/test.parquet, media (paths relative to
+the folder), README.md (dataset card with YAML `configs:`, license, citation) and, when rows were left
+out, skipped.jsonl; `datasets.load_dataset(out, name=config, split="test")` reads it without hallubench.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from hallubench.builders.avhallubench import AVHalluBench
+from hallubench.builders.base import BuildError, ReleaseBuilder
+from hallubench.builders.cchall import CCHall
+from hallubench.builders.cmm import CMM
+from hallubench.builders.folder import BuildSummary, build_release
+from hallubench.builders.mhalubench import MHaluBench
+from hallubench.builders.sac3 import SAC3
+
+BENCHMARKS: dict[str, type[ReleaseBuilder]] = {
+    cls.NAME: cls for cls in (AVHalluBench, CMM, CCHall, MHaluBench, SAC3)
+}
+
+
+def builder_for(benchmark: str) -> type[ReleaseBuilder]:
+    """The builder class of `benchmark`; BuildError listing the valid names otherwise."""
+    try:
+        return BENCHMARKS[benchmark]
+    except KeyError:
+        raise BuildError(f"unknown benchmark {benchmark!r}; choose one of: {', '.join(BENCHMARKS)}") from None
+
+
+def build_with_summary(benchmark: str, source: str | Path, out: str | Path, skip_missing: bool = False,
+                       overwrite: bool = False) -> BuildSummary:
+    """Like `build`, returning what was written (rows per config, skipped rows, notes)."""
+    return build_release(builder_for(benchmark), source, out, skip_missing=skip_missing, overwrite=overwrite)
+
+
+def build(benchmark: str, source: str | Path, out: str | Path, skip_missing: bool = False,
+          overwrite: bool = False) -> Path:
+    """Convert the official release of `benchmark` at `source` into the dataset folder `out`; returns `out`.
+
+    Bad input raises BuildError naming the file and row; with `skip_missing`, bad rows are left out
+    and listed in out/skipped.jsonl instead. An existing non-empty `out` is replaced only with `overwrite`.
+    """
+    return build_with_summary(benchmark, source, out, skip_missing, overwrite).path
+
+
+__all__ = ["BENCHMARKS", "BuildError", "BuildSummary", "ReleaseBuilder", "build", "build_with_summary", "builder_for"]

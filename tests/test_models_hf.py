@@ -13,6 +13,7 @@ import torch
 
 from hallubench.models import (
     AudioPart,
+    ChatModel,
     GenerationError,
     GenerationSettings,
     Message,
@@ -165,6 +166,7 @@ def test_full_omni_checkpoint_loads_the_thinker(loaded, tiny_dirs, tmp_path):
 def test_dtype_option_and_fingerprint(tiny_dirs, loaded):
     path = str(tiny_dirs["qwen2_audio"])
     half = HFChatModel(path, dtype="bfloat16")
+    assert isinstance(half, ChatModel) and half.name.startswith("hf:")
     assert next(half.model.parameters()).dtype == torch.bfloat16
     assert loaded("qwen2_audio").fingerprint == HFChatModel(path, dtype="float32").fingerprint
     assert half.fingerprint != loaded("qwen2_audio").fingerprint

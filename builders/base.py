@@ -1,0 +1,177 @@
+"""What every benchmark builder shares: reading rows, checking them, placing media, reporting bad rows.
+
+A builder is a `datasets.GeneratorBasedBuilder` that reads one official release (`source`) and
+yields normalized rows. Media files are placed under `media_root` (the output folder being built)
+and rows hold their paths relative to it. A problem with one row raises `RowError`; the builder turns
+it into a `BuildError` naming the file, row index and id, or, with `skip_missing`, records the row in
+`skipped` (written to skipped.jsonl by `hallubench.builders.folder`).
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+from pathlib import Path, PurePosixPath
+from typing import Any, Iterable, Iterator
+
+import datasets
+
+SKIP_HINT = ("Fix the release, or pass --skip-missing (skip_missing=True) to skip such rows; "
+             "they are then listed in skipped.jsonl in the output folder.")
+# Characters a row id may hold without comment; other ids are kept verbatim but reported.
+PLAIN_ID = re.compile(r"[A-Za-z0-9_.\-]+")
+
+
+class BuildError(ValueError):
+    """Bad input or output location. The message names the file (and row) and what to do."""
+
+
+class RowError(Exception):
+    """A problem with one row of the release."""
+
+
+class ReleaseBuilder(datasets.GeneratorBasedBuilder):
+    """Base of the benchmark builders: subclasses set NAME, FEATURES, BUILDER_CONFIGS and implement
+    `read_records` and `convert`; `output_configs` maps the generated split onto published configs."""
+
+    NAME: str = ""
+    FEATURES: datasets.Features | dict[str, datasets.Features]
+    DEFAULT_OUTPUT_CONFIG: str | None = None  # marked `default: true` in the card when several configs exist
+
+    def __init__(self, *, source: str | Path, media_root: str | Path, skip_missing: bool = False, **kwargs: Any):
+        self.source = Path(source)
+        self.media_root = Path(media_root)
+        self.skip_missing = skip_missing
+        self.skipped: list[dict[str, Any]] = []  # rows left out, each with file, index, id and reason
+        self.notes: list[str] = []  # facts about this build worth a line in the dataset card
+        super().__init__(**kwargs)
+
+    # --- to implement -------------------------------------------------------------------------
+    def read_records(self) -> tuple[Path, Iterable[Any]]:
+        """The file the rows come from and its raw records, in release order."""
+        raise NotImplementedError
+
+    def convert(self, index: int, raw: Any) -> dict[str, Any]:
+        """One normalized row (with its `id`) from one raw record; raises RowError on bad input."""
+        raise NotImplementedError
+
+    def summarize(self, rows: list[dict[str, Any]]) -> None:
+        """Called once with every kept row, to add notes."""
+
+    def output_configs(self, dataset: datasets.Dataset) -> dict[str, datasets.Dataset]:
+        """Published configs made from the generated split: by default the builder config itself."""
+        return {self.config.name: dataset}
+
+    # --- datasets.GeneratorBasedBuilder -------------------------------------------------------
+    def _info(self) -> datasets.DatasetInfo:
+        features = self.FEATURES if isinstance(self.FEATURES, datasets.Features) else self.FEATURES[self.config.name]
+        return datasets.DatasetInfo(features=features)
+
+    def _split_generators(self, dl_manager: Any) -> list[datasets.SplitGenerator]:
+        return [datasets.SplitGenerator(name=datasets.Split.TEST)]
+
+    def _generate_examples(self) -> Iterator[tuple[int, dict[str, Any]]]:
+        path, records = self.read_records()
+        kept: dict[str, tuple[int, dict[str, Any]]] = {}
+        for index, raw in enumerate(records):
+            try:
+                row = self.convert(index, raw)
+            except RowError as err:
+                self.reject(path, index, raw_id(raw), str(err))
+                continue
+            first = kept.get(row["id"])
+            if first is not None:
+                if first[1] != row:
+                    raise BuildError(
+                        f"{path}: rows {first[0]} and {index} share the id {row['id']!r} but differ in content. "
+                        "Ids must be unique: remove or rename one of them in the release.")
+                self.skipped.append({"file": str(path), "index": index, "id": row["id"],
+                                     "reason": f"identical duplicate of row {first[0]}"})
+                continue
+            kept[row["id"]] = (index, row)
+            yield index, row
+        self.summarize([row for _, row in kept.values()])
+
+    # --- helpers for subclasses ---------------------------------------------------------------
+    def reject(self, path: Path, index: int, row_id: str | None, reason: str) -> None:
+        if not self.skip_missing:
+            raise BuildError(f"{path}: row {index} (id {row_id!r}): {reason}. {SKIP_HINT}")
+        self.skipped.append({"file": str(path), "index": index, "id": row_id, "reason": reason})
+
+    def place_media(self, src: Any, rel: str) -> str:
+        """Put the media file `src` (a Path, or a zipfile.Path) at `rel` under the output folder; returns `rel`.
+
+        Hard-links when it can (same file system), else copies. A file already placed (two rows of
+        one clip) is kept.
+        """
+        check_relative(rel)
+        if not src.exists():
+            raise RowError(f"media file {src} is missing")
+        dest = self.media_root / rel
+        if dest.exists():
+            return rel
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(src, Path):
+            try:
+                os.link(src, dest)
+                return rel
+            except OSError:
+                pass
+        with src.open("rb") as fin, open(dest, "wb") as fout:
+            shutil.copyfileobj(fin, fout)
+        return rel
+
+
+def raw_id(raw: Any) -> str | None:
+    """The id a raw record announces, for error messages (None when it has none)."""
+    if isinstance(raw, dict):
+        for key in ("id", "video_id", "question_id", "image_name", "question"):
+            if raw.get(key) is not None:
+                return str(raw[key])[:80]
+    return None
+
+
+def load_json_list(path: Path, what: str) -> list[Any]:
+    """A JSON file holding a list; BuildError naming the file otherwise."""
+    if not path.is_file():
+        raise BuildError(f"{path} not found: expected {what}.")
+    try:
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise BuildError(f"{path} is not readable JSON ({err}); re-download it from the official release.") from err
+    if not isinstance(data, list):
+        raise BuildError(f"{path} holds a JSON {type(data).__name__}, expected a list of records ({what}).")
+    return data
+
+
+def strings(raw: Any, fields: Iterable[str], nullable: Iterable[str] = ()) -> dict[str, str | None]:
+    """The named string fields of a record; RowError naming a missing or mistyped field."""
+    if not isinstance(raw, dict):
+        raise RowError(f"expected a JSON object, got {type(raw).__name__}")
+    nullable = set(nullable)
+    missing = [name for name in fields if name not in raw]
+    if missing:
+        raise RowError(f"missing field(s) {', '.join(map(repr, missing))}")
+    values = {}
+    for name in fields:
+        value = raw[name]
+        if not (isinstance(value, str) or (value is None and name in nullable)):
+            raise RowError(f"field {name!r} must be a string{' or null' if name in nullable else ''}, "
+                           f"got {type(value).__name__}")
+        values[name] = value
+    return values
+
+
+def check_relative(rel: str) -> None:
+    """RowError unless `rel` is a plain relative path that stays inside the output folder."""
+    path = PurePosixPath(rel)
+    if not rel or path.is_absolute() or ".." in path.parts or "\\" in rel or "\x00" in rel:
+        raise RowError(f"unsafe media path {rel!r}: it must be relative and stay inside the release")
+
+
+def subsets(dataset: datasets.Dataset, column: str, values: Iterable[str]) -> dict[str, datasets.Dataset]:
+    """One dataset per value of `column`, rows in their original order."""
+    cells = dataset[column]
+    return {value: dataset.select([i for i, cell in enumerate(cells) if cell == value]) for value in values}

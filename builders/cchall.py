@@ -1,0 +1,78 @@
+"""CCHall (Zhang et al. 2025): test.parquet with embedded images -> rows + images/<id>.png.
+
+Ids are "cchall-<index>" by position in test.parquet (question_id is kept as its own column but is
+not documented as unique). Images are written as PNG: PNG bytes as they are, other formats re-encoded
+losslessly from the decoded image. Configs: one per dataset_source plus `all`.
+"""
+from __future__ import annotations
+
+import io
+from pathlib import Path
+from typing import Any, Iterator
+
+import datasets
+import pyarrow as pa
+import pyarrow.parquet as pq
+from PIL import Image, UnidentifiedImageError
+
+from hallubench.builders.base import BuildError, ReleaseBuilder, RowError, check_relative, strings, subsets
+
+TEXT_FIELDS = ("dataset_source", "image_id", "question", "response1", "response2", "choice", "label",
+               "language", "language_category")
+COLUMNS = ("question_id",) + TEXT_FIELDS + ("image",)
+
+
+class CCHall(ReleaseBuilder):
+    NAME = "cchall"
+    BUILDER_CONFIGS = [datasets.BuilderConfig(name="all")]
+    DEFAULT_OUTPUT_CONFIG = "all"
+    FEATURES = datasets.Features({
+        "id": datasets.Value("string"),
+        "question_id": datasets.Value("int64"),
+        **{name: datasets.Value("string") for name in TEXT_FIELDS},
+        "image": datasets.Value("string"),
+    })
+
+    def read_records(self) -> tuple[Path, Iterator[dict[str, Any]]]:
+        path = self.source / "test.parquet" if self.source.is_dir() else self.source
+        try:
+            parquet = pq.ParquetFile(path)
+        except (OSError, pa.ArrowException) as err:
+            raise BuildError(f"{path} is not a readable parquet file ({err}); expected CCHall's test.parquet.") from err
+        missing = [name for name in COLUMNS if name not in parquet.schema_arrow.names]
+        if missing:
+            raise BuildError(f"{path} lacks the column(s) {', '.join(missing)}; expected CCHall's fields {', '.join(COLUMNS)}.")
+        return path, (row for batch in parquet.iter_batches(batch_size=64, columns=list(COLUMNS))
+                      for row in batch.to_pylist())
+
+    def convert(self, index: int, raw: dict[str, Any]) -> dict[str, Any]:
+        values = strings(raw, TEXT_FIELDS)
+        if not isinstance(raw["question_id"], int):
+            raise RowError(f"question_id must be an integer, got {raw['question_id']!r}")
+        row_id = f"cchall-{index:04d}"
+        return {"id": row_id, "question_id": raw["question_id"], **values,
+                "image": self.write_png(raw["image"], f"images/{row_id}.png")}
+
+    def write_png(self, image: Any, rel: str) -> str:
+        """Write the HF Image struct {bytes, path} as a PNG at `rel` under the output folder."""
+        data = image.get("bytes") if isinstance(image, dict) else None
+        if not data:
+            raise RowError("image has no embedded bytes")
+        check_relative(rel)
+        dest = self.media_root / rel
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            with Image.open(io.BytesIO(data)) as img:
+                if img.format == "PNG":
+                    dest.write_bytes(data)
+                else:
+                    img.save(dest, format="PNG")
+        except (UnidentifiedImageError, OSError, ValueError) as err:
+            raise RowError(f"image bytes are not a readable image ({err})") from err
+        return rel
+
+    def output_configs(self, dataset: datasets.Dataset) -> dict[str, datasets.Dataset]:
+        sources = sorted(set(dataset["dataset_source"]))
+        if "all" in sources:
+            raise BuildError(f"{self.source}: a dataset_source is named 'all', which clashes with the `all` config.")
+        return {**subsets(dataset, "dataset_source", sources), "all": dataset}

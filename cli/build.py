@@ -1,0 +1,42 @@
+"""`hallubench build <benchmark> --source <official release> --out <dir>`: make a Hub-ready dataset folder."""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from hallubench.builders import BENCHMARKS, BuildError, build_with_summary
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "build", help="convert an official benchmark release into a Hub-ready dataset folder",
+        description="Convert an official benchmark release into a dataset folder (parquet per config, media, "
+                    "README.md card) that datasets.load_dataset(folder, name=config, split='test') reads.")
+    parser.add_argument("benchmark", choices=list(BENCHMARKS), help="which benchmark the release is")
+    parser.add_argument("--source", required=True, type=Path, help="the official release (folder or file)")
+    parser.add_argument("--out", required=True, type=Path, help="the dataset folder to write")
+    parser.add_argument("--skip-missing", action="store_true",
+                        help="leave out bad rows (missing media or fields, unknown values) and list them in "
+                             "<out>/skipped.jsonl instead of stopping")
+    parser.add_argument("--overwrite", action="store_true", help="replace an existing, non-empty --out")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        summary = build_with_summary(args.benchmark, args.source, args.out, skip_missing=args.skip_missing,
+                                     overwrite=args.overwrite)
+    except BuildError as err:
+        print(f"hallubench build: error: {err}", file=sys.stderr)
+        return 1
+    print(f"wrote {summary.path}")
+    for name, count in summary.rows.items():
+        print(f"  {name}: {count} rows")
+    for note in summary.notes:
+        print(f"  note: {note}")
+    if summary.skipped:
+        print(f"skipped {len(summary.skipped)} row(s), listed in {summary.path / 'skipped.jsonl'}:")
+        for row in summary.skipped:
+            print(f"  {row['file']} row {row['index']} (id {row['id']!r}): {row['reason']}")
+    return 0

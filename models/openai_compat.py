@@ -1,0 +1,213 @@
+"""OpenAI-compatible chat completions over httpx (a vLLM server or a hosted API).
+
+Requests run concurrently on a thread pool; each retries 429 / 5xx / timeouts / connection errors
+with exponential backoff (honouring a numeric Retry-After), never other 4xx. A conversation that
+still fails raises `GenerationError` naming it. The API key is read from an environment variable,
+sent only in the Authorization header and masked in every error message.
+"""
+from __future__ import annotations
+
+import base64
+import hashlib
+import io
+import json
+import os
+import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Callable
+
+import httpx
+import soundfile
+from PIL import Image
+
+from .protocol import (
+    AudioPart,
+    Conversation,
+    GenerationError,
+    GenerationSettings,
+    ImagePart,
+    TextPart,
+    VideoPart,
+)
+
+VIDEO_MODES = ("frames", "vllm")
+RETRY_STATUS = frozenset({408, 409, 429}) | frozenset(range(500, 600))
+
+
+def _b64(data: bytes) -> str:
+    return base64.b64encode(data).decode("ascii")
+
+
+def _image_bytes(image: Image.Image, fmt: str) -> bytes:
+    buffer = io.BytesIO()
+    image.convert("RGB").save(buffer, format=fmt)
+    return buffer.getvalue()
+
+
+def image_data_url(image: Image.Image) -> str:
+    return f"data:image/png;base64,{_b64(_image_bytes(image, 'PNG'))}"
+
+
+def wav_base64(part: AudioPart) -> str:
+    buffer = io.BytesIO()
+    soundfile.write(buffer, part.samples, part.sr, format="WAV", subtype="PCM_16")
+    return _b64(buffer.getvalue())
+
+
+def _video_content(part: VideoPart, mode: str) -> list[dict[str, Any]]:
+    frames = [Image.fromarray(frame) for frame in part.frames]
+    if mode == "vllm":
+        # vLLM decodes "video/jpeg" as comma-separated JPEG frames and keeps them all (no re-sampling).
+        joined = ",".join(_b64(_image_bytes(frame, "JPEG")) for frame in frames)
+        return [{"type": "video_url", "video_url": {"url": f"data:video/jpeg;base64,{joined}"}}]
+    return [{"type": "image_url", "image_url": {"url": image_data_url(frame)}} for frame in frames]
+
+
+def to_openai_messages(conversation: Conversation, video_mode: str = "frames") -> list[dict[str, Any]]:
+    """The chat-completions `messages` list for one conversation."""
+    messages = []
+    for message in conversation:
+        content: list[dict[str, Any]] = []
+        for part in message.content:
+            if isinstance(part, TextPart):
+                content.append({"type": "text", "text": part.text})
+            elif isinstance(part, ImagePart):
+                content.append({"type": "image_url", "image_url": {"url": image_data_url(part.image)}})
+            elif isinstance(part, VideoPart):
+                content.extend(_video_content(part, video_mode))
+            elif isinstance(part, AudioPart):
+                content.append({"type": "input_audio", "input_audio": {"data": wav_base64(part), "format": "wav"}})
+        messages.append({"role": message.role, "content": content})
+    return messages
+
+
+def _vllm_video_kwargs(conversation: Conversation) -> dict[str, Any]:
+    """vLLM's per-request `media_io_kwargs` carrying the clips' fps and frame count (one value per request)."""
+    videos = [part for message in conversation for part in message.content if isinstance(part, VideoPart)]
+    if not videos:
+        return {}
+    rates = {part.fps for part in videos}
+    if len(rates) > 1:
+        raise ValueError(f"video_mode='vllm' sends one fps per request; this conversation mixes fps {sorted(rates)}")
+    return {"media_io_kwargs": {"video": {"fps": rates.pop(), "num_frames": max(len(p.frames) for p in videos)}}}
+
+
+class OpenAIChatModel:
+    """Chat completions client; `generate` sends one request per conversation, `concurrency` at a time."""
+
+    def __init__(self, model: str, base_url: str = "https://api.openai.com/v1", api_key_env: str | None = "OPENAI_API_KEY",
+                 timeout: float = 120.0, max_retries: int = 5, backoff: float = 1.0, max_backoff: float = 60.0,
+                 concurrency: int = 8, video_mode: str = "frames", extra_body: dict[str, Any] | None = None,
+                 transport: httpx.BaseTransport | None = None, sleep: Callable[[float], None] = time.sleep):
+        if video_mode not in VIDEO_MODES:
+            raise ValueError(f"video_mode must be one of {', '.join(VIDEO_MODES)}; got {video_mode!r}")
+        if max_retries < 0 or concurrency < 1 or timeout <= 0:
+            raise ValueError("need max_retries >= 0, concurrency >= 1 and timeout > 0")
+        api_key = os.environ.get(api_key_env, "") if api_key_env else ""
+        if api_key_env and not api_key:
+            raise ValueError(f"environment variable {api_key_env} is empty or unset; export the API key there "
+                             "(or pass api_key_env=None for a server without authentication)")
+        self.model = model
+        self.base_url = base_url.rstrip("/")
+        self.max_retries = max_retries
+        self.backoff = backoff
+        self.max_backoff = max_backoff
+        self.concurrency = concurrency
+        self.video_mode = video_mode
+        self.extra_body = dict(extra_body or {})
+        self._sleep = sleep
+        # The key lives only in the client's headers (httpx masks them in repr), never on this object.
+        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self._client = httpx.Client(base_url=self.base_url, headers=headers, timeout=timeout, transport=transport)
+        self.name = f"openai:{model}@{self.base_url}"
+        identity = {"model": model, "base_url": self.base_url, "video_mode": video_mode, "extra_body": self.extra_body}
+        self.fingerprint = hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:16]
+
+    def __repr__(self) -> str:
+        return f"OpenAIChatModel(model={self.model!r}, base_url={self.base_url!r})"
+
+    def close(self) -> None:
+        self._client.close()
+
+    def generate(self, conversations: list[Conversation], settings: GenerationSettings) -> list[list[str]]:
+        """`settings.n` texts per conversation; raises GenerationError (lowest failing index) once all finish."""
+        with ThreadPoolExecutor(max_workers=self.concurrency) as pool:
+            futures = [pool.submit(self._complete, i, conv, settings) for i, conv in enumerate(conversations)]
+        results: list[list[str] | None] = []
+        first_error: GenerationError | None = None
+        for future in futures:
+            error = future.exception()
+            if error is None:
+                results.append(future.result())
+                continue
+            results.append(None)
+            first_error = first_error or (error if isinstance(error, GenerationError)
+                                          else GenerationError(self._mask(f"{self.name}: {error!r}")))
+        if first_error is not None:
+            first_error.partial = results
+            raise first_error
+        return results  # type: ignore[return-value]
+
+    def request_body(self, conversation: Conversation, settings: GenerationSettings, n: int) -> dict[str, Any]:
+        body: dict[str, Any] = {"model": self.model, "messages": to_openai_messages(conversation, self.video_mode),
+                                "max_tokens": settings.max_new_tokens, "temperature": settings.temperature,
+                                "top_p": settings.top_p, "n": n}
+        if settings.seed is not None:
+            body["seed"] = settings.seed
+        if self.video_mode == "vllm":
+            body.update(_vllm_video_kwargs(conversation))
+        body.update(self.extra_body)
+        return body
+
+    def _complete(self, index: int, conversation: Conversation, settings: GenerationSettings) -> list[str]:
+        texts: list[str] = []
+        # Some servers cap or ignore `n`; ask again for what is missing.
+        while len(texts) < settings.n:
+            body = self.request_body(conversation, settings, settings.n - len(texts))
+            choices = sorted(self._post(index, body).get("choices") or [], key=lambda c: c.get("index", 0))
+            if not choices:
+                raise GenerationError(f"{self.name}: conversation {index}: response has no choices", index=index)
+            for choice in choices:
+                content = (choice.get("message") or {}).get("content")
+                if not isinstance(content, str):
+                    raise GenerationError(f"{self.name}: conversation {index}: choice without text content "
+                                          f"(finish_reason={choice.get('finish_reason')!r})", index=index)
+                texts.append(content)
+        return texts[:settings.n]
+
+    def _post(self, index: int, body: dict[str, Any]) -> dict[str, Any]:
+        last, retry_after = "", None
+        for attempt in range(self.max_retries + 1):
+            if attempt:
+                self._sleep(self._delay(attempt, retry_after))
+            retry_after = None
+            try:
+                response = self._client.post("/chat/completions", json=body)
+            except (httpx.TimeoutException, httpx.TransportError) as err:
+                last = f"{type(err).__name__}: {err}"
+                continue
+            if response.status_code == 200:
+                try:
+                    return response.json()
+                except ValueError:
+                    last = f"HTTP 200 with a body that is not JSON: {response.text[:200]!r}"
+                    continue
+            last = f"HTTP {response.status_code}: {response.text[:500]}"
+            if response.status_code not in RETRY_STATUS:
+                raise GenerationError(self._mask(f"{self.name}: conversation {index}: {last}"), index=index)
+            retry_after = response.headers.get("retry-after")
+        raise GenerationError(self._mask(f"{self.name}: conversation {index} failed after "
+                                         f"{self.max_retries + 1} attempts; last error: {last}"), index=index)
+
+    def _delay(self, attempt: int, retry_after: str | None) -> float:
+        delay = self.backoff * 2 ** (attempt - 1)
+        if retry_after is not None:
+            try:
+                delay = max(delay, float(retry_after))
+            except ValueError:
+                pass  # an HTTP-date Retry-After: keep our own backoff
+        return min(delay, self.max_backoff)
+
+    def _mask(self, text: str) -> str:
+        api_key = self._client.headers.get("authorization", "").removeprefix("Bearer ")
+        return text.replace(api_key, "***") if api_key else text
