@@ -1,0 +1,84 @@
+"""The one judge interface: `judge(sentence, evidence) -> score in [0, 1]` (1 = not supported), batched."""
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections import Counter
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+Pair = tuple[str, str]
+
+
+@dataclass(frozen=True)
+class Judgment:
+    """One judgment: `score` in [0, 1] (higher = less supported); `undecided` marks an output the judge
+    could not parse (scored 0.5, as in the paper); `raw` keeps the judge's text output when it has one."""
+
+    score: float
+    undecided: bool = False
+    raw: str | None = None
+
+
+@runtime_checkable
+class Judge(Protocol):
+    """What the pipeline needs from a judge. `judge_id` names the judge and its model, `prompt_version`
+    the prompt/method revision: together they key the judgment cache."""
+
+    judge_id: str
+    prompt_version: str
+
+    def judge_batch(self, pairs: list[Pair]) -> list[Judgment]: ...
+
+    def score_batch(self, pairs: list[Pair]) -> list[float]: ...
+
+    def __call__(self, sentence: str, evidence: str) -> float: ...
+
+
+class BaseJudge(ABC):
+    """Shared plumbing: input checks, float views and counters. Subclasses implement `_judge`.
+
+    `counters["pairs"]` counts pairs answered, `counters["undecided"]` those whose output was unparseable;
+    `undecided_outputs` tallies those raw outputs, for the report.
+    """
+
+    judge_id: str
+    prompt_version: str
+
+    def __init__(self) -> None:
+        self.counters: Counter[str] = Counter()
+        self.undecided_outputs: Counter[str] = Counter()
+
+    @abstractmethod
+    def _judge(self, pairs: list[Pair]) -> list[Judgment]:
+        """Judge non-empty, validated pairs, one Judgment per pair, in order."""
+
+    def judge_batch(self, pairs: list[Pair]) -> list[Judgment]:
+        """Judge (sentence, evidence) pairs; one Judgment per pair, in order."""
+        pairs = _checked(pairs)
+        if not pairs:
+            return []
+        judgments = self._judge(pairs)
+        if len(judgments) != len(pairs):
+            raise RuntimeError(f"{self.judge_id}: {len(judgments)} judgments for {len(pairs)} pairs")
+        self.counters["pairs"] += len(pairs)
+        for j in judgments:
+            if j.undecided:
+                self.counters["undecided"] += 1
+                self.undecided_outputs[j.raw or ""] += 1
+        return judgments
+
+    def score_batch(self, pairs: list[Pair]) -> list[float]:
+        """Scores in [0, 1] for (sentence, evidence) pairs."""
+        return [j.score for j in self.judge_batch(pairs)]
+
+    def __call__(self, sentence: str, evidence: str) -> float:
+        return self.score_batch([(sentence, evidence)])[0]
+
+
+def _checked(pairs: list[Pair]) -> list[Pair]:
+    out = []
+    for i, pair in enumerate(pairs):
+        if not (isinstance(pair, tuple) and len(pair) == 2 and all(isinstance(x, str) for x in pair)):
+            raise TypeError(f"pairs[{i}] must be a (sentence: str, evidence: str) tuple, got {pair!r:.80}")
+        out.append(pair)
+    return out

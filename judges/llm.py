@@ -1,0 +1,111 @@
+"""LLM judges of CrossCheckGPT, on any hallubench ChatModel (`hf` adapter, or an OpenAI-compatible
+server through the `openai` adapter). Greedy decoding; each prompt is one user turn (the adapter
+applies the model's chat template).
+
+Prompts, verbatim from the authors' code:
+- explicit: SelfCheckGPT's `SelfCheckLLMPrompt.prompt_template` (selfcheckgpt 0.1.7,
+  selfcheckgpt/modeling_selfcheck.py), which CrossCheckGPT's `CrossCheckLLMPrompt` reuses
+  (github.com/BriansIDP/crosscheckgpt, crosscheckgpt/modeling_crosscheck.py). The evidence passage's
+  newlines become spaces, as there; at most 5 new tokens; "yes" -> 0, "no" -> 1, else 0.5 (undecided).
+- implicit (two steps, no evidence passage: the judge model checks the sentence against its own
+  knowledge of the subject): `questionpromptcot` then `questionpromptcot2` of
+  github.com/BriansIDP/crosscheckgpt selfcheckgpt/prompts.py, run as in `CrossCheckQuestionsLLMPrompt`
+  (128 new tokens of error analysis, then 8 for the JSON verdict). The question asks whether the sentence
+  HAS errors, so there "yes" -> 1 and "no" -> 0 (else 0.5, undecided), as upstream.
+"""
+from __future__ import annotations
+
+from hallubench.judges.base import BaseJudge, Judgment, Pair
+from hallubench.models.protocol import ChatModel, GenerationSettings, Message, TextPart
+
+EXPLICIT_PROMPT = (
+    "Context: {context}\n\nSentence: {sentence}\n\n"
+    "Is the sentence supported by the context above? Answer Yes or No.\n\nAnswer: "
+)
+IMPLICIT_ANALYSIS_PROMPT = (
+    "You are given the following sentence about {person}:\n{sentence}\nList any factual errors in the sentence."
+)
+IMPLICIT_VERDICT_PROMPT = (
+    "You are given the following sentence about {person}:\n{sentence}\n"
+    "The following is an analysis of possible factual errors in this sentence:\n{analysis}\n"
+    "Based on the analysis, determine if the sentence contains any factual errors. "
+    "Answer YES if it has errors, and NO if it does not. Your answer should be in the following format:\n"
+    '{{"Answer": <YES_or_NO>}}'
+)
+UNDECIDED = 0.5
+
+
+def parse_explicit(text: str) -> Judgment:
+    """SelfCheckLLMPrompt.text_postprocessing: the answer starts with yes (0.0) or no (1.0), else 0.5 undecided."""
+    answer = text.lower().strip()
+    if answer.startswith("yes"):
+        return Judgment(0.0, raw=text)
+    if answer.startswith("no"):
+        return Judgment(1.0, raw=text)
+    return Judgment(UNDECIDED, undecided=True, raw=text)
+
+
+def parse_implicit(text: str) -> Judgment:
+    """CrossCheckQuestionsLLMPrompt.text_postprocessing: "yes" (has errors, 1.0) xor "no" (0.0) appears
+    anywhere in the verdict, else 0.5 undecided."""
+    answer = text.lower()
+    has_yes, has_no = "yes" in answer, "no" in answer
+    if has_yes and not has_no:
+        return Judgment(1.0, raw=text)
+    if has_no and not has_yes:
+        return Judgment(0.0, raw=text)
+    return Judgment(UNDECIDED, undecided=True, raw=text)
+
+
+class _ChatJudge(BaseJudge):
+    """Shared: greedy generation of one answer per prompt, `batch_size` prompts per model call."""
+
+    kind: str
+
+    def __init__(self, model: ChatModel, batch_size: int = 16) -> None:
+        super().__init__()
+        if not isinstance(model, ChatModel):
+            raise TypeError(f"model must implement hallubench ChatModel (name, fingerprint, generate); got {type(model).__name__}")
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+        self.model = model
+        self.batch_size = batch_size
+        self.judge_id = f"llm-{self.kind}:{model.name}:{model.fingerprint}"
+
+    def _generate(self, prompts: list[str], max_new_tokens: int) -> list[str]:
+        settings = GenerationSettings(max_new_tokens=max_new_tokens, temperature=0.0)
+        texts: list[str] = []
+        for start in range(0, len(prompts), self.batch_size):
+            chunk = prompts[start : start + self.batch_size]
+            outputs = self.model.generate([[Message("user", [TextPart(p)])] for p in chunk], settings)
+            if len(outputs) != len(chunk) or any(len(out) < 1 for out in outputs):
+                raise RuntimeError(f"{self.model.name}: expected one output for each of {len(chunk)} prompts, got {outputs!r:.200}")
+            texts.extend(out[0] for out in outputs)
+        return texts
+
+
+class ExplicitLLMJudge(_ChatJudge):
+    """CrossCheck-explicit: is `sentence` supported by the evidence passage? Pairs are (sentence, passage)."""
+
+    kind = "explicit"
+    prompt_version = "crosscheck-explicit-v1"
+
+    def _judge(self, pairs: list[Pair]) -> list[Judgment]:
+        prompts = [EXPLICIT_PROMPT.format(context=e.replace("\n", " "), sentence=s) for s, e in pairs]
+        return [parse_explicit(text) for text in self._generate(prompts, max_new_tokens=5)]
+
+
+class ImplicitLLMJudge(_ChatJudge):
+    """CrossCheck-implicit: does `sentence` contain factual errors, by the judge model's own knowledge?
+    Pairs are (sentence, subject): the second item fills `{person}`, the subject the sentence is about."""
+
+    kind = "implicit"
+    prompt_version = "crosscheck-implicit-cot-v1"
+
+    def _judge(self, pairs: list[Pair]) -> list[Judgment]:
+        firsts = [IMPLICIT_ANALYSIS_PROMPT.format(person=p, sentence=s) for s, p in pairs]
+        analyses = self._generate(firsts, max_new_tokens=128)
+        seconds = [
+            IMPLICIT_VERDICT_PROMPT.format(person=p, sentence=s, analysis=a) for (s, p), a in zip(pairs, analyses)
+        ]
+        return [parse_implicit(text) for text in self._generate(seconds, max_new_tokens=8)]
