@@ -1,0 +1,84 @@
+"""CCHall (Zhang et al. 2025, ACL): classify the hallucination type of a two-language answer pair.
+
+Direct prompt: quoted verbatim from the authors' reproduction code, `get_prompt` in the README of
+github.com/BRZ911/CCHall (commit 3637fced, "Evaluation for reproduction on GPT-4o"): the four type
+definitions, the question, both answers and the options, ending in the "Final Answer: [Option].
+[Option Content]." instruction. The authors used `max_tokens=256` and greedy API defaults.
+
+Step-by-step (CoT) prompt: the repository publishes only the Direct prompt, and the paper's CoT text
+was not in the sources we could reach; `cchall_cot` therefore inserts the zero-shot CoT trigger of
+Kojima et al. 2022 ("Let's think step by step.") before the output format, and allows a longer answer.
+Scored by the `cchall` metric (accuracy / macro-F1) with a per-`dataset_source` breakdown.
+"""
+import re
+
+from hallubench.benchmarks.task import MediaSpec, Row, Task
+from hallubench.models.protocol import GenerationSettings
+
+HEAD = """You are a hallucination detection system tasked with categorizing hallucinations based on images , questions and answers in two different languages. Your job is to analyze the provided image, question, and both language answers to determine the type of hallucination, if any.
+
+Explanation of Hallucination Types
+Non-hallucination: Both the English and the other language answers are consistent with the content of the image, and they correctly describe what is present in the image.
+Cross-modal, non-cross-lingual hallucination: Both the English and the other language answers are inconsistent with the image content, specifically regarding the existence of objects. The key point is that the both languages make the same error, mentioning the existence of the same object(s) that do not appear in the image.
+Cross-lingual, non-cross-modal hallucination: The English answer is consistent with the image, but the answer in the other language contains an error regarding the existence of objects.
+Cross-modal, cross-lingual hallucination: Both the English and the other language answers are inconsistent with the image, and they differ in the objects they describe as being present. In other words, both languages make errors, but they reference different nonexistent objects.
+
+Task
+Based on the following information, identify the type of hallucination:
+Image: [The provided image]
+Question: {question}
+Answer1: {answer1}
+Answer2: {answer2}
+Options: {choice}
+"""
+OUTPUT_FORMAT = """
+Output Format
+**At the end of the analysis, provide a final, concise, and definitive answer in the following format:**
+**Final Answer: [Option]. [Option Content].**"""
+COT_TRIGGER = "\nLet's think step by step.\n"
+_OPTION = re.compile(r"(?m)^\s*([A-D])[.)]\s*(.+?)\s*$")
+
+
+def _fill(row: Row) -> str:
+    return HEAD.format(question=row["question"], answer1=row["response1"], answer2=row["response2"],
+                       choice=row["choice"])
+
+
+def direct_prompt(row: Row) -> str:
+    """The authors' Direct prompt for one row."""
+    return _fill(row) + OUTPUT_FORMAT
+
+
+def cot_prompt(row: Row) -> str:
+    """The Direct prompt with the zero-shot step-by-step trigger before the output format."""
+    return _fill(row) + COT_TRIGGER + OUTPUT_FORMAT
+
+
+def metric_inputs(row: Row) -> dict:
+    """The four type names in letter order, read from `choice` ("A. <type>" per line), so "Final
+    Answer: B" can be scored; without four lettered lines only the type text is read."""
+    found = dict(_OPTION.findall(row["choice"]))
+    return {"options": [found[letter] for letter in "ABCD"] if sorted(found) == list("ABCD") else None}
+
+
+def _task(name: str, prompt, max_new_tokens: int) -> Task:
+    return Task(
+        name=name,
+        benchmark="cchall",
+        config="all",
+        prompt=prompt,
+        media=MediaSpec(image="image"),
+        generation=GenerationSettings(max_new_tokens=max_new_tokens),
+        parser="cchall_option",
+        metric="cchall",
+        reference=lambda row: row["label"],
+        group=lambda row: row["dataset_source"],
+        metric_inputs=metric_inputs,
+        source="Zhang et al. 2025, ACL, arXiv:2505.19108; github.com/BRZ911/CCHall README get_prompt",
+    )
+
+
+TASKS = (
+    _task("cchall", direct_prompt, 256),
+    _task("cchall_cot", cot_prompt, 1024),
+)

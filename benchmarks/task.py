@@ -1,0 +1,53 @@
+"""What a benchmark task is: data, no behaviour beyond turning a dataset row into a prompt.
+
+A task module in this package defines `TASKS: tuple[Task, ...]`; the registry
+(`hallubench.benchmarks`) discovers every module that does.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping
+
+from hallubench.models.protocol import GenerationSettings
+
+Row = Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class MediaSpec:
+    """Which dataset columns hold the media the model is shown (paths relative to the dataset folder).
+
+    `audio` may name the same column as `video`: the audio then comes from the video's own track.
+    """
+
+    video: str | None = None
+    audio: str | None = None
+    image: str | None = None
+
+
+@dataclass(frozen=True)
+class Task:
+    """One benchmark task: dataset + config, media, prompt, generation settings, parser and metric.
+
+    `samples` are extra stochastic generations per item (for self/cross-checking); `None` for none.
+    `metric` is the packaged metric folder scoring this task inside one run, or `None` when the task is
+    scored across runs (`scored_by` says by what). `reference` and `group` read the metric reference and
+    the breakdown group from a row; `metric_inputs` any further per-item metric arguments (also given to
+    the parser, e.g. CCHall's option names).
+    """
+
+    name: str
+    benchmark: str
+    config: str
+    prompt: Callable[[Row], str]
+    media: MediaSpec
+    generation: GenerationSettings
+    parser: str
+    metric: str | None
+    split: str = "test"
+    samples: GenerationSettings | None = None
+    reference: Callable[[Row], Any] | None = None
+    group: Callable[[Row], str] | None = None
+    metric_inputs: Callable[[Row], dict[str, Any]] | None = None
+    scored_by: str | None = None
+    source: str = ""

@@ -1,0 +1,99 @@
+"""`hallubench run`: evaluate a model on benchmark tasks (lm-eval style flags, accelerate-ready).
+
+    hallubench run --model hf --model-args pretrained=PATH,dtype=float32 --tasks cmm --limit 20
+    accelerate launch -m hallubench run ...          # same outputs, sharded over processes
+    hallubench run --from-outputs runs/x             # re-score saved outputs, no model
+
+Every option can also come from `--config FILE.yaml` (same names, dashes or underscores); flags given
+on the command line override the file. Samples are always written to the run folder (it is the source
+of truth for resuming and re-scoring), so `--log-samples` is accepted only for lm-eval compatibility.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from hallubench.harness.options import MODALITIES, RunOptions, parse_gen_kwargs, parse_kv
+
+S = argparse.SUPPRESS
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser("run", help="evaluate a model on benchmark tasks", description=__doc__,
+                              formatter_class=argparse.RawDescriptionHelpFormatter, argument_default=S)
+    p.add_argument("--config", type=Path, help="YAML file whose keys are these options")
+    p.add_argument("--model", help="model adapter: hf or openai")
+    p.add_argument("--model-args", "--model_args", dest="model_args",
+                   help='adapter arguments "pretrained=PATH,dtype=float32" (pretrained = the checkpoint)')
+    p.add_argument("--tasks", help="comma-separated task names (see `hallubench.benchmarks.task_names()`)")
+    p.add_argument("--output-dir", "--output_dir", dest="output_dir", type=Path, help="run folder (default runs/latest)")
+    p.add_argument("--data-dir", "--data_dir", dest="data_dir", type=Path,
+                   help="folder of built datasets (default: the mini benchmarks, built once into a cache)")
+    p.add_argument("--limit", type=int, help="first N samples of each task")
+    p.add_argument("--seed", type=int, help="run seed; each sample's seed derives from it, the task and the id")
+    p.add_argument("--batch-size", "--batch_size", dest="batch_size", type=int, help="conversations per generate call")
+    p.add_argument("--gen-kwargs", "--gen_kwargs", dest="gen_kwargs",
+                   help='override generation settings, e.g. "temperature=0.2,top_p=0.9,max_new_tokens=64"')
+    p.add_argument("--num-samples", "--num_samples", dest="num_samples", type=int,
+                   help="stochastic samples per item for tasks that cross-check (0: none)")
+    p.add_argument("--modality", choices=MODALITIES, help="what media the model gets (default audio-visual)")
+    p.add_argument("--num-frames", "--num_frames", dest="num_frames", type=int, help="frames per video, uniform")
+    p.add_argument("--fps", type=float, help="sample frames at this rate instead (capped by --max-frames)")
+    p.add_argument("--max-frames", "--max_frames", dest="max_frames", type=int, help="frame cap with --fps")
+    p.add_argument("--from-outputs", "--from_outputs", dest="from_outputs", type=Path,
+                   help="re-score this run folder's saved outputs without loading the model")
+    p.add_argument("--log-samples", "--log_samples", dest="log_samples", action="store_true",
+                   help="accepted for lm-eval compatibility; samples are always written")
+    p.set_defaults(func=handle)
+
+
+def _yaml(path: Path) -> dict[str, Any]:
+    import yaml
+
+    data = yaml.safe_load(path.read_text()) or {}
+    if not isinstance(data, dict):
+        raise ValueError(f"--config {path}: expected a mapping of option names to values")
+    return {key.replace("-", "_"): value for key, value in data.items()}
+
+
+def build_options(args: argparse.Namespace) -> RunOptions:
+    """RunOptions from the YAML file (if any) overridden by the flags given on the command line."""
+    given = {k: v for k, v in vars(args).items() if k not in ("func", "command", "config", "from_outputs", "log_samples")}
+    values = {**(_yaml(args.config) if getattr(args, "config", None) else {}), **given}
+    fields = set(RunOptions.__dataclass_fields__)
+    unknown = sorted(set(values) - fields - {"log_samples"})
+    if unknown:
+        raise ValueError(f"--config: unknown option(s) {', '.join(unknown)}; valid: {', '.join(sorted(fields))}")
+    values.pop("log_samples", None)
+    if isinstance(values.get("tasks"), str):
+        values["tasks"] = [name.strip() for name in values["tasks"].split(",") if name.strip()]
+    if isinstance(values.get("gen_kwargs"), str):
+        values["gen_kwargs"] = parse_gen_kwargs(values["gen_kwargs"])
+    elif isinstance(values.get("gen_kwargs"), dict):
+        parse_gen_kwargs(",".join(f"{k}={v}" for k, v in values["gen_kwargs"].items()))
+    if isinstance(values.get("model_args"), str):
+        values["model_args"] = parse_kv(values["model_args"], "--model-args")
+    return RunOptions(**values)
+
+
+def handle(args: argparse.Namespace) -> int:
+    from hallubench.harness.report import table
+
+    try:
+        if getattr(args, "from_outputs", None):
+            from hallubench.harness.rescore import rescore
+
+            results = rescore(args.from_outputs, getattr(args, "output_dir", None))
+        else:
+            from hallubench.harness.runner import run
+
+            results = run(build_options(args))
+    except (ValueError, KeyError, FileNotFoundError) as err:
+        message = err.args[0] if isinstance(err, KeyError) and err.args else err
+        print(f"hallubench run: error: {message}", file=sys.stderr)
+        return 2
+    if results is not None:
+        print(table(results))
+    return 0

@@ -1,0 +1,54 @@
+"""Where the built datasets are, and reading one task's rows with plain `datasets.load_dataset`.
+
+Without `--data-dir` the embedded mini benchmarks are built once into a cache folder
+(`$HALLUBENCH_CACHE`, default `~/.cache/hallubench`) by `hallubench.builders.mini.build_all`.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from hallubench.benchmarks.task import Task
+
+COMPLETE = ".complete"
+
+
+def default_data_dir() -> Path:
+    return Path(os.environ.get("HALLUBENCH_CACHE", Path.home() / ".cache" / "hallubench")) / "mini"
+
+
+def ensure_mini(cache: Path) -> Path:
+    """Build the mini benchmarks under `cache` unless a finished build is there; the datasets folder."""
+    if not (cache / COMPLETE).exists():
+        from hallubench.builders.mini import build_all
+
+        cache.mkdir(parents=True, exist_ok=True)
+        build_all(cache)
+        (cache / COMPLETE).write_text("built by hallubench.builders.mini.build_all\n")
+    return cache / "datasets"
+
+
+def dataset_dir(data_dir: Path, task: Task) -> Path:
+    """The built dataset folder of `task`; FileNotFoundError saying how to make it otherwise."""
+    folder = Path(data_dir) / task.benchmark
+    if not (folder / "README.md").exists():
+        raise FileNotFoundError(
+            f"no built {task.benchmark!r} dataset at {folder} (task {task.name!r}); run "
+            f"`hallubench build {task.benchmark} SOURCE {folder}` or pass --data-dir with built datasets")
+    return folder
+
+
+def load_rows(folder: Path, task: Task, limit: int | None = None) -> tuple[list[dict[str, Any]], int]:
+    """The first `limit` rows (dataset order) of the task's config and split, and the split's size."""
+    import datasets
+
+    ds = datasets.load_dataset(str(folder), task.config, split=task.split)
+    total = len(ds)
+    if limit is not None:
+        ds = ds.select(range(min(limit, total)))
+    rows = ds.to_list()
+    ids = [row["id"] for row in rows]
+    if len(set(ids)) != len(ids):
+        raise ValueError(f"{folder} config {task.config!r}: sample ids are not unique")
+    return rows, total

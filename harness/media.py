@@ -1,0 +1,84 @@
+"""Turn one dataset row into the chat parts a model sees, honouring the run's modality and frame options.
+
+Modalities: `audio-visual` (frames and audio), `visual-only` (no audio), `audio-only` (no frames or
+image), `muted` (frames plus a silent track of the same length), `blank` (black frames or image plus
+the audio). Besides the parts it returns what the sample saw (frame indices and timestamps, the audio
+window) for the samples log.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from PIL import Image
+
+from hallubench.benchmarks.task import Row, Task
+from hallubench.harness.options import RunOptions
+from hallubench.loaders import MediaError, load_audio, load_image, load_video
+from hallubench.models.protocol import AudioPart, ImagePart, Message, Part, TextPart, VideoPart
+
+
+class MissingMediaError(MediaError):
+    """The row has no file for media the task cannot do without."""
+
+
+def check_modality(task: Task, modality: str) -> None:
+    """ValueError when `modality` would leave the task with no media at all."""
+    media = task.media
+    if modality == "audio-only" and media.audio is None:
+        raise ValueError(f"--modality audio-only: task {task.name!r} gives the model no audio")
+    if modality != "audio-only" and media.video is None and media.image is None and media.audio is None:
+        raise ValueError(f"--modality {modality}: task {task.name!r} has no media")
+
+
+def _video(path: Path, options: RunOptions) -> tuple[VideoPart, dict[str, Any]]:
+    clip = load_video(path, num_frames=options.num_frames or 8, fps=options.fps, max_frames=options.max_frames,
+                      blank=options.modality == "blank")
+    span = clip.timestamps[-1] - clip.timestamps[0] if len(clip.timestamps) > 1 else 0.0
+    rate = options.fps or ((len(clip.indices) - 1) / span if span > 0 else clip.native_fps)
+    info = {"indices": list(clip.indices), "timestamps": [round(t, 6) for t in clip.timestamps],
+            "native_fps": clip.native_fps, "duration": clip.duration}
+    return VideoPart(frames=clip.frames, fps=float(rate)), info
+
+
+def _audio(path: Path, options: RunOptions) -> tuple[AudioPart, dict[str, Any]]:
+    clip = load_audio(path, muted=options.modality == "muted")
+    info = {"start": 0.0, "end": clip.duration, "sr": clip.sr, "muted": options.modality == "muted"}
+    return AudioPart(samples=clip.samples, sr=clip.sr), info
+
+
+def _image(path: Path, blank: bool) -> tuple[ImagePart, dict[str, Any]]:
+    image = load_image(path)
+    if blank:
+        image = Image.fromarray(np.zeros((image.height, image.width, 3), dtype=np.uint8))
+    return ImagePart(image=image), {"size": [image.width, image.height], "blank": blank}
+
+
+def prepare(task: Task, row: Row, dataset_dir: Path, options: RunOptions) -> tuple[list[Message], dict[str, Any]]:
+    """The conversation for `row` and a JSON-able record of the media it contains."""
+    spec, modality = task.media, options.modality
+    parts: list[Part] = []
+    seen: dict[str, Any] = {}
+
+    def path_of(column: str) -> Path | None:
+        value = row[column]
+        return None if value is None else Path(dataset_dir) / value
+
+    if spec.video and modality != "audio-only" and (path := path_of(spec.video)) is not None:
+        part, seen["video"] = _video(path, options)
+        seen["video"]["path"] = row[spec.video]
+        parts.append(part)
+    if spec.audio and modality != "visual-only" and (path := path_of(spec.audio)) is not None:
+        part, seen["audio"] = _audio(path, options)
+        seen["audio"]["path"] = row[spec.audio]
+        parts.append(part)
+    if spec.image and modality != "audio-only":
+        path = path_of(spec.image)
+        if path is None:
+            raise MissingMediaError(f"row {row['id']!r} of {task.benchmark}/{task.config} has no {spec.image!r} file")
+        part, seen["image"] = _image(path, blank=modality == "blank")
+        seen["image"]["path"] = row[spec.image]
+        parts.append(part)
+    parts.append(TextPart(task.prompt(row)))
+    return [Message(role="user", content=parts)], seen

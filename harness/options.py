@@ -1,0 +1,96 @@
+"""Run options and the lm-eval style "key=value,key=value" strings (`--gen-kwargs`, `--model-args`)."""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from hallubench.models.protocol import GenerationSettings
+
+MODALITIES = ("audio-visual", "visual-only", "audio-only", "muted", "blank")
+# Seeds are derived per sample by the harness, so a run-wide `seed` generation kwarg is not accepted.
+GEN_KWARGS = tuple(f.name for f in dataclasses.fields(GenerationSettings) if f.name != "seed")
+
+
+def _typed(value: str) -> Any:
+    lowered = value.lower()
+    if lowered in ("true", "false"):
+        return lowered == "true"
+    if lowered in ("none", "null"):
+        return None
+    for cast in (int, float):
+        try:
+            return cast(value)
+        except ValueError:
+            pass
+    return value
+
+
+def parse_kv(text: str | None, flag: str) -> dict[str, Any]:
+    """Parse "a=1,b=x" into {"a": 1, "b": "x"}; ValueError naming `flag` and the bad token."""
+    result: dict[str, Any] = {}
+    if not text:
+        return result
+    for token in text.split(","):
+        key, sep, value = token.partition("=")
+        key = key.strip()
+        if not sep or not key or not value.strip():
+            raise ValueError(f"{flag}: bad token {token!r}; expected key=value pairs separated by commas")
+        if key in result:
+            raise ValueError(f"{flag}: key {key!r} given twice (token {token!r})")
+        result[key] = _typed(value.strip())
+    return result
+
+
+def parse_gen_kwargs(text: str | None) -> dict[str, Any]:
+    """`--gen-kwargs` parsed and checked against the GenerationSettings fields."""
+    kwargs = parse_kv(text, "--gen-kwargs")
+    for key in kwargs:
+        if key not in GEN_KWARGS:
+            raise ValueError(f"--gen-kwargs: unknown key {key!r}; allowed: {', '.join(GEN_KWARGS)}")
+    return kwargs
+
+
+@dataclass
+class RunOptions:
+    """Everything one `hallubench run` is configured by (CLI flags and `--config` YAML keys)."""
+
+    model: str | None = None
+    model_args: dict[str, Any] = field(default_factory=dict)
+    tasks: list[str] = field(default_factory=list)
+    output_dir: Path = Path("runs/latest")
+    data_dir: Path | None = None
+    limit: int | None = None
+    seed: int = 1234
+    batch_size: int = 1
+    gen_kwargs: dict[str, Any] = field(default_factory=dict)
+    num_samples: int | None = None
+    modality: str = "audio-visual"
+    num_frames: int | None = 8
+    fps: float | None = None
+    max_frames: int = 32
+
+    def __post_init__(self) -> None:
+        if self.modality not in MODALITIES:
+            raise ValueError(f"--modality: {self.modality!r} is not one of {', '.join(MODALITIES)}")
+        if self.fps is not None:
+            self.num_frames = None
+        if self.num_frames is not None and self.num_frames < 1:
+            raise ValueError(f"--num-frames must be >= 1; got {self.num_frames}")
+        if self.fps is not None and not self.fps > 0:
+            raise ValueError(f"--fps must be > 0; got {self.fps}")
+        for name in ("batch_size", "max_frames"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"--{name.replace('_', '-')} must be >= 1; got {getattr(self, name)}")
+        if self.limit is not None and self.limit < 1:
+            raise ValueError(f"--limit must be >= 1; got {self.limit}")
+        if self.num_samples is not None and self.num_samples < 0:
+            raise ValueError(f"--num-samples must be >= 0; got {self.num_samples}")
+        self.output_dir = Path(self.output_dir)
+        self.data_dir = Path(self.data_dir) if self.data_dir is not None else None
+
+    def media_options(self) -> dict[str, Any]:
+        """The frame/modality options that change what a model sees (part of each sample's key)."""
+        return {"modality": self.modality, "num_frames": self.num_frames, "fps": self.fps,
+                "max_frames": self.max_frames}

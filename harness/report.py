@@ -1,0 +1,27 @@
+"""The results table printed at the end of a run (markdown, one row per task and group)."""
+from __future__ import annotations
+
+from typing import Any
+
+from hallubench.harness.results_schema import GroupResult, Results
+
+
+def _metrics(metrics: dict[str, Any]) -> str:
+    flat = [f"{k}={v:.4f}" if isinstance(v, float) else f"{k}={v}" for k, v in metrics.items()
+            if isinstance(v, (int, float, str))]
+    return ", ".join(flat) or "-"
+
+
+def _row(name: str, group: str, result: GroupResult, note: str | None = None) -> str:
+    return (f"| {name} | {group} | {result.n_selected} | {result.n_scored} | {result.n_unparsed} | "
+            f"{result.n_errors} | {note or _metrics(result.metrics)} |")
+
+
+def table(results: Results) -> str:
+    lines = ["| task | group | n | scored | unparsed | errors | metrics |", "|---|---|---|---|---|---|---|"]
+    for name, task in sorted(results.tasks.items()):
+        note = f"scored by {task.scored_by}" if task.metric is None else None
+        lines.append(_row(name, "all", task, note))
+        for group, result in task.groups.items():
+            lines.append(_row("", group, result))
+    return "\n".join(lines)

@@ -1,0 +1,100 @@
+"""The typed schema of a run's `results.json` (version 1).
+
+Layout (all keys always present; lm-eval's `results` / `config` / `n-samples` split, kept typed):
+- `version`: schema version (int).
+- `tasks`: task name -> TaskResult: dataset (benchmark, config, split), prompt source, parser, metric
+  (or `scored_by` when scored across runs), effective generation settings, counts (`n_total` in the
+  split, `n_selected` after --limit, `n_errors` model/media errors, `n_unparsed` outputs the parser
+  could not read, `n_scored`), `metrics` (name -> value) and `groups` (group -> GroupResult with the
+  same counts and metrics).
+- `model`: adapter name, model args, fingerprint.
+- `run`: options that shaped the run, process count, timings and throughput.
+- `environment`: package versions, git hash, python version.
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any
+
+SCHEMA_VERSION = 1
+
+
+@dataclass
+class GroupResult:
+    n_selected: int = 0
+    n_errors: int = 0
+    n_unparsed: int = 0
+    n_scored: int = 0
+    metrics: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class TaskResult(GroupResult):
+    task: str = ""
+    benchmark: str = ""
+    config: str = ""
+    split: str = "test"
+    source: str = ""
+    parser: str = ""
+    metric: str | None = None
+    scored_by: str | None = None
+    generation: dict[str, Any] = field(default_factory=dict)
+    sample_generation: dict[str, Any] | None = None
+    n_total: int = 0
+    groups: dict[str, GroupResult] = field(default_factory=dict)
+
+
+@dataclass
+class ModelInfo:
+    name: str | None = None
+    args: dict[str, Any] = field(default_factory=dict)
+    fingerprint: str | None = None
+
+
+@dataclass
+class RunInfo:
+    options: dict[str, Any] = field(default_factory=dict)
+    num_processes: int = 1
+    from_outputs: str | None = None
+    started: str = ""
+    finished: str = ""
+    duration_s: float = 0.0
+    generated: int = 0
+    generation_s: float = 0.0
+    samples_per_s: float | None = None
+    torn_lines: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Environment:
+    packages: dict[str, str] = field(default_factory=dict)
+    git_hash: str | None = None
+    python: str = ""
+
+
+@dataclass
+class Results:
+    tasks: dict[str, TaskResult] = field(default_factory=dict)
+    model: ModelInfo = field(default_factory=ModelInfo)
+    run: RunInfo = field(default_factory=RunInfo)
+    environment: Environment = field(default_factory=Environment)
+    version: int = SCHEMA_VERSION
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "Results":
+        """Inverse of `to_dict`; ValueError on another schema version or unknown keys."""
+        if data.get("version") != SCHEMA_VERSION:
+            raise ValueError(f"results.json schema version {data.get('version')!r}; this hallubench reads {SCHEMA_VERSION}")
+        try:
+            tasks = {}
+            for name, task in data["tasks"].items():
+                groups = {g: GroupResult(**v) for g, v in task.get("groups", {}).items()}
+                tasks[name] = TaskResult(**{**task, "groups": groups})
+            return cls(tasks=tasks, model=ModelInfo(**data["model"]), run=RunInfo(**data["run"]),
+                       environment=Environment(**data["environment"]), version=data["version"])
+        except (KeyError, TypeError) as err:
+            raise ValueError(f"results.json does not match schema version {SCHEMA_VERSION}: {err}") from err

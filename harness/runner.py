@@ -1,0 +1,136 @@
+"""The run: one Accelerator, samples sharded by stable id, appended to the run folder, scored on main.
+
+Every process builds the same plan, skips samples the run folder already holds, generates its
+round-robin share of the rest and appends each record to its own file. After a barrier the main
+process gathers what each process did, merges the files into `samples.jsonl`, checks that every
+planned sample is there, scores and writes `results.json`.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import time
+from datetime import datetime, timezone
+from itertools import groupby
+from pathlib import Path
+from typing import Any
+
+from hallubench.benchmarks import Task, get_task
+from hallubench.harness import store
+from hallubench.harness.data import default_data_dir, ensure_mini
+from hallubench.harness.environment import environment
+from hallubench.harness.generate import run_batch
+from hallubench.harness.media import check_modality
+from hallubench.harness.options import RunOptions
+from hallubench.harness.plan import WorkItem, plan
+from hallubench.harness.results_schema import ModelInfo, Results, RunInfo
+from hallubench.harness.scoring import score_task
+from hallubench.harness.sharding import shard
+
+RESULTS = "results.json"
+# Adapters that run on this machine take the process's device; remote ones (openai) do not.
+LOCAL_ADAPTERS = ("hf",)
+
+
+def utc_now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def _options_dict(options: RunOptions) -> dict[str, Any]:
+    return json.loads(json.dumps(dataclasses.asdict(options), default=str))
+
+
+def _load_model(options: RunOptions, device: str):
+    from hallubench.models import get_model
+
+    if options.model is None:
+        raise ValueError("--model is required unless --from-outputs is given")
+    args = dict(options.model_args)
+    if "pretrained" in args and "model" not in args:  # lm-eval's name for the checkpoint
+        args["model"] = args.pop("pretrained")
+    if options.model in LOCAL_ADAPTERS:
+        args.setdefault("device", device)
+    return get_model(options.model, **args)
+
+
+def _batches(items: list[WorkItem], size: int):
+    for _, same_task in groupby(items, key=lambda item: item.task.name):
+        same_task = list(same_task)
+        for start in range(0, len(same_task), size):
+            yield same_task[start:start + size]
+
+
+def write_results(results: Results, out_dir: Path) -> Path:
+    """results.json written atomically."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    tmp = out_dir / (RESULTS + ".tmp")
+    tmp.write_text(json.dumps(results.to_dict(), indent=2, ensure_ascii=False) + "\n")
+    os.replace(tmp, out_dir / RESULTS)
+    return out_dir / RESULTS
+
+
+def score(tasks: list[Task], records: list[dict[str, Any]], totals: dict[str, int]) -> dict[str, Any]:
+    by_task: dict[str, list[dict[str, Any]]] = {task.name: [] for task in tasks}
+    for record in records:
+        by_task[record["task"]].append(record)
+    return {task.name: score_task(task, by_task[task.name], totals[task.name]) for task in tasks}
+
+
+def run(options: RunOptions) -> Results | None:
+    """Generate, store and score; returns the Results on the main process and None elsewhere."""
+    from accelerate import Accelerator
+    from accelerate.utils import gather_object
+    from tqdm.auto import tqdm
+
+    started, t0 = utc_now(), time.perf_counter()
+    tasks = [get_task(name) for name in options.tasks]
+    if not tasks:
+        raise ValueError("--tasks is empty; give a comma-separated list of task names")
+    for task in tasks:
+        check_modality(task, options.modality)
+    accelerator = Accelerator()
+    with accelerator.main_process_first():
+        data_dir = options.data_dir or ensure_mini(default_data_dir())
+        model = _load_model(options, str(accelerator.device))
+        items, totals = plan(tasks, data_dir, options, model.fingerprint)
+    run_dir = options.output_dir
+    initial = store.read_store(run_dir) if run_dir.exists() else store.StoreContents()
+    if initial.torn and accelerator.is_main_process:
+        print(f"hallubench: skipped a torn last line (interrupted write) in {', '.join(initial.torn)}; "
+              "that sample runs again")
+    finished = initial.finished()
+    accelerator.wait_for_everyone()  # everyone has read the folder before any writer trims a torn tail
+    mine = shard([item for item in items if item.key not in finished],
+                 accelerator.process_index, accelerator.num_processes)
+    writer = store.SampleWriter(store.rank_file(run_dir, accelerator.process_index))
+    bar = tqdm(total=len(mine), desc="hallubench run", unit="sample", disable=not accelerator.is_main_process)
+    t_gen = time.perf_counter()
+    for batch in _batches(mine, options.batch_size):
+        for record in run_batch(model, batch, options):
+            writer.append(record)
+        bar.update(len(batch))
+    bar.close()
+    writer.close()
+    done = gather_object([{"rank": accelerator.process_index, "generated": len(mine)}])
+    generation_s = time.perf_counter() - t_gen
+    accelerator.wait_for_everyone()
+    results = None
+    if accelerator.is_main_process:
+        contents = store.merge(run_dir)
+        lost = [item.key for item in items if item.key not in contents.records]
+        if lost:
+            raise RuntimeError(f"{len(lost)} planned samples are missing from {run_dir} after the run: {lost[:5]}")
+        records = [contents.records[item.key] for item in items]
+        generated = sum(entry["generated"] for entry in done)
+        run_info = RunInfo(options=_options_dict(options), num_processes=accelerator.num_processes,
+                           started=started, finished=utc_now(), duration_s=round(time.perf_counter() - t0, 3),
+                           generated=generated, generation_s=round(generation_s, 3),
+                           samples_per_s=round(generated / generation_s, 4) if generated else None,
+                           torn_lines=sorted(set(initial.torn + contents.torn)))
+        results = Results(tasks=score(tasks, records, totals), run=run_info, environment=environment(),
+                          model=ModelInfo(name=options.model, args=_options_dict(options)["model_args"],
+                                          fingerprint=model.fingerprint))
+        write_results(results, run_dir)
+    accelerator.wait_for_everyone()
+    return results

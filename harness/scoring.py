@@ -1,0 +1,95 @@
+"""Score saved outputs with the packaged evaluate modules (loaded from their folders by path, offline).
+
+Works from sample records alone, so `--from-outputs` re-scores a run folder without the model. The
+metric gets the raw outputs of the samples without errors (metrics parse them with the same parser
+the harness logs, and count unparseable outputs as wrong); errors and unparseable outputs are counted
+per task and per group.
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from hallubench.benchmarks.task import Task
+from hallubench.harness.parsers import get_parser
+from hallubench.harness.results_schema import GroupResult, TaskResult
+
+METRICS_DIR = Path(__file__).resolve().parents[1] / "metrics"
+GROUP_COLUMN = "group"
+# Per-item bookkeeping in metric outputs that results.json reports in its own fields.
+_NOT_METRICS = ("by_group", "unparsed", "unparsed_indices", "n")
+
+
+@lru_cache(maxsize=None)
+def load_metric(name: str):
+    """The evaluate module of packaged metric `name`, loaded from its folder by path."""
+    import evaluate
+
+    script = METRICS_DIR / name / f"{name}.py"
+    if not script.exists():
+        raise FileNotFoundError(f"metric {name!r} has no module at {script}")
+    return evaluate.load(str(script))
+
+
+def _plain(value: Any) -> Any:
+    """Metric outputs as JSON types (numpy scalars and arrays become floats and lists)."""
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value.tolist() if hasattr(value, "tolist") else value
+
+
+def _counts(task: Task, records: list[dict[str, Any]], into: GroupResult) -> list[dict[str, Any]]:
+    """Fill the counts of `into`; return the records without errors."""
+    parse = get_parser(task.parser)
+    ok = [r for r in records if r.get("error") is None]
+    into.n_selected, into.n_errors = len(records), len(records) - len(ok)
+    into.n_unparsed = sum(parse(r["outputs"][0], **(r.get("metric_inputs") or {})) is None for r in ok)
+    into.n_scored = len(ok) - into.n_unparsed
+    return ok
+
+
+def _metric_kwargs(task: Task, ok: list[dict[str, Any]]) -> dict[str, Any]:
+    kwargs: dict[str, Any] = {"predictions": [r["outputs"][0] for r in ok],
+                              "references": [r["reference"] for r in ok]}
+    if task.group is not None:
+        kwargs["groups"] = {GROUP_COLUMN: [r["group"] for r in ok]}
+    per_item: dict[str, list[Any]] = defaultdict(list)
+    for record in ok:
+        for name, value in (record.get("metric_inputs") or {}).items():
+            per_item[name].append(value)
+    # An argument some items lack (None) is left out for all: the metric then uses its fallback.
+    kwargs.update({name: values for name, values in per_item.items() if None not in values})
+    return kwargs
+
+
+def _values(output: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in _plain(output).items() if k not in _NOT_METRICS}
+
+
+def score_task(task: Task, records: list[dict[str, Any]], n_total: int) -> TaskResult:
+    """TaskResult of `task` from its sample records, with per-group counts and metrics."""
+    records = sorted(records, key=lambda r: str(r["id"]))
+    result = TaskResult(task=task.name, benchmark=task.benchmark, config=task.config, split=task.split,
+                        source=task.source, parser=task.parser, metric=task.metric, scored_by=task.scored_by,
+                        n_total=n_total)
+    if records:
+        result.generation = records[0]["generation"]
+        result.sample_generation = records[0].get("sample_generation")
+    ok = _counts(task, records, result)
+    by_group: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    if task.group is not None:
+        for record in records:
+            by_group[record["group"]].append(record)
+        for name in sorted(by_group):
+            result.groups[name] = GroupResult()
+            _counts(task, by_group[name], result.groups[name])
+    if task.metric is not None and ok:
+        output = load_metric(task.metric).compute(**_metric_kwargs(task, ok))
+        result.metrics = _values(output)
+        for name, values in output.get("by_group", {}).get(GROUP_COLUMN, {}).items():
+            result.groups[name].metrics = _values(values)
+    return result

@@ -1,0 +1,121 @@
+"""The run folder's sample store: append-only JSONL files that survive crashes and kill -9.
+
+Each process appends finished samples to its own `samples_rank<k>.jsonl` (flushed and fsynced per
+record). At the end the main process merges every record into `samples.jsonl`, sorted by (task, id),
+and removes the rank files. A torn last line (a write cut by kill -9) is skipped and reported; a bad
+line anywhere else is an error naming the file and line.
+"""
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+MERGED = "samples.jsonl"
+RANK_GLOB = "samples_rank*.jsonl"
+
+
+def rank_file(run_dir: Path, rank: int) -> Path:
+    return Path(run_dir) / f"samples_rank{rank}.jsonl"
+
+
+@dataclass
+class StoreContents:
+    """Records of a run folder by key, plus what reading noticed (torn lines, superseded errors)."""
+
+    records: dict[str, dict[str, Any]] = field(default_factory=dict)
+    torn: list[str] = field(default_factory=list)
+
+    def finished(self) -> set[str]:
+        """Keys of samples that need no more work (errors are retried by a rerun)."""
+        return {key for key, rec in self.records.items() if rec.get("error") is None}
+
+
+def read_jsonl(path: Path) -> tuple[list[dict[str, Any]], bool]:
+    """Records of one JSONL file and whether its last line was torn (cut mid-write)."""
+    data = Path(path).read_bytes()
+    lines = data.split(b"\n")
+    records, torn = [], False
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            records.append(json.loads(line))
+        except json.JSONDecodeError as err:
+            if number == len(lines):  # no newline after it: the write never finished
+                torn = True
+                continue
+            raise ValueError(f"{path}:{number}: not a JSON record ({err}); fix or delete that line") from err
+    return records, torn
+
+
+def _prefer(old: dict[str, Any] | None, new: dict[str, Any]) -> dict[str, Any]:
+    """A success beats an error; otherwise the later record wins."""
+    if old is not None and old.get("error") is None and new.get("error") is not None:
+        return old
+    return new
+
+
+def read_store(run_dir: Path) -> StoreContents:
+    """Every record in the run folder (merged file first, then rank files), one per key."""
+    contents = StoreContents()
+    run_dir = Path(run_dir)
+    paths = [run_dir / MERGED] if (run_dir / MERGED).exists() else []
+    paths += sorted(run_dir.glob(RANK_GLOB))
+    for path in paths:
+        records, torn = read_jsonl(path)
+        if torn:
+            contents.torn.append(str(path))
+        for record in records:
+            contents.records[record["key"]] = _prefer(contents.records.get(record["key"]), record)
+    return contents
+
+
+class SampleWriter:
+    """Appends records to one process's own file; each record is on disk when `append` returns."""
+
+    def __init__(self, path: Path):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._drop_torn_tail()
+        self._file = open(self.path, "ab")
+
+    def _drop_torn_tail(self) -> None:
+        # Only this process writes this file, so cutting a torn tail cannot race another writer.
+        if not self.path.exists():
+            return
+        data = self.path.read_bytes()
+        end = data.rfind(b"\n") + 1
+        if end != len(data):
+            with open(self.path, "r+b") as handle:
+                handle.truncate(end)
+
+    def append(self, record: dict[str, Any]) -> None:
+        self._file.write(json.dumps(record, ensure_ascii=False).encode() + b"\n")
+        self._file.flush()
+        os.fsync(self._file.fileno())
+
+    def close(self) -> None:
+        self._file.close()
+
+
+def sort_key(record: dict[str, Any]) -> tuple[str, str, str]:
+    return record["task"], str(record["id"]), record["key"]
+
+
+def merge(run_dir: Path) -> StoreContents:
+    """Write all records into `samples.jsonl` sorted by (task, id) atomically, then drop rank files."""
+    run_dir = Path(run_dir)
+    contents = read_store(run_dir)
+    tmp = run_dir / (MERGED + ".tmp")
+    with open(tmp, "wb") as handle:
+        for record in sorted(contents.records.values(), key=sort_key):
+            handle.write(json.dumps(record, ensure_ascii=False).encode() + b"\n")
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(tmp, run_dir / MERGED)
+    for path in run_dir.glob(RANK_GLOB):
+        path.unlink()
+    return contents

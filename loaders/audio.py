@@ -1,0 +1,73 @@
+"""Load audio as mono float32 at a target rate: wav/flac with libsndfile, other containers (mp4...)
+from their own audio track with decord (in the guarded helper), resampled with librosa."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import librosa
+import numpy as np
+import soundfile as sf
+
+from .errors import CorruptMediaError, EmptyMediaError, NoAudioTrackError
+from .guard import run_guarded
+from .probe import PROBE_TIMEOUT, existing_file, probe
+
+SOUNDFILE_SUFFIXES = {".wav", ".flac", ".ogg", ".aiff", ".aif"}
+
+
+@dataclass
+class AudioClip:
+    samples: np.ndarray  # (N,) float32 mono
+    sr: int
+    duration: float  # seconds = N / sr
+    path: str
+
+
+def _read_soundfile(path: Path) -> tuple[np.ndarray, int]:
+    try:
+        samples, rate = sf.read(path, dtype="float32", always_2d=True)
+    except (sf.LibsndfileError, RuntimeError, ValueError) as error:
+        raise CorruptMediaError(path, f"cannot decode audio ({error}); re-download or re-encode it") from None
+    return samples.T, rate
+
+
+def _read_track(path: Path, timeout: float) -> tuple[np.ndarray, int]:
+    info = probe(path, timeout=min(timeout, PROBE_TIMEOUT))
+    if info.audio is None:
+        raise NoAudioTrackError(path, "has no audio track; audio questions need a file with sound "
+                                      "(check the dataset's audio_path, or skip this sample)")
+    rate = info.audio.sample_rate
+    samples = run_guarded("hallubench.loaders.decode:audio_track", str(path), rate, path=path, timeout=timeout)
+    declared = info.audio.duration or info.duration
+    if declared:
+        wanted = round(declared * rate)
+        if samples.shape[1] < 0.9 * wanted:
+            raise CorruptMediaError(path, f"audio track is truncated: {samples.shape[1] / rate:.2f} s decoded of "
+                                          f"{declared:.2f} s declared; re-download or re-encode it")
+        samples = samples[:, :wanted]  # AAC decoders emit encoder padding past the declared end
+    return samples, rate
+
+
+def load_audio(path: str | Path, sr: int = 16000, muted: bool = False, timeout: float = 30.0) -> AudioClip:
+    """Mono float32 samples of `path` at `sr` Hz (channels averaged, resampled with librosa).
+
+    wav/flac/ogg/aiff are read directly; anything else (mp4, m4a, mkv...) via its first audio track,
+    decoded in a helper process killed after `timeout` seconds. `muted=True` returns zeros of exactly
+    the length the real audio would have (the file is still decoded, so errors are the same).
+    """
+    if not sr > 0:
+        raise ValueError(f"sr must be a positive sample rate in Hz, got {sr!r}")
+    path = existing_file(path)
+    if path.suffix.lower() in SOUNDFILE_SUFFIXES:
+        channels, rate = _read_soundfile(path)
+    else:
+        channels, rate = _read_track(path, timeout)
+    if channels.shape[-1] == 0:
+        raise EmptyMediaError(path, "audio has no samples")
+    mono = librosa.to_mono(channels) if channels.shape[0] > 1 else channels[0]
+    samples = librosa.resample(mono, orig_sr=rate, target_sr=sr) if rate != sr else mono
+    samples = np.ascontiguousarray(samples, dtype=np.float32)
+    if muted:
+        samples = np.zeros_like(samples)
+    return AudioClip(samples=samples, sr=sr, duration=len(samples) / sr, path=str(path))

@@ -1,0 +1,26 @@
+"""Load an image as PIL RGB from a path or from encoded bytes."""
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+from PIL import Image
+
+from .errors import CorruptMediaError, EmptyMediaError
+from .probe import existing_file
+
+
+def load_image(path_or_bytes: str | Path | bytes) -> Image.Image:
+    """The decoded image, converted to RGB (alpha dropped, palettes and greyscale expanded)."""
+    if isinstance(path_or_bytes, (bytes, bytearray, memoryview)):
+        name, source = "<bytes>", io.BytesIO(path_or_bytes)
+        if not path_or_bytes:
+            raise EmptyMediaError(name, "image bytes are empty")
+    else:
+        name = source = existing_file(path_or_bytes)
+    try:
+        with Image.open(source) as image:
+            image.load()  # decode now: a truncated file only fails here
+            return image.convert("RGB")
+    except (OSError, SyntaxError, ValueError, Image.DecompressionBombError) as error:
+        raise CorruptMediaError(name, f"cannot decode image ({error}); re-download or re-encode it") from None

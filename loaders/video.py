@@ -1,0 +1,54 @@
+"""Load uniformly sampled video frames with decord, recording exactly which frames were used."""
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from .errors import EmptyMediaError
+from .guard import run_guarded
+from .probe import PROBE_TIMEOUT, probe
+from .sampling import check_sampling_args
+
+
+@dataclass
+class VideoClip:
+    """Sampled frames plus what they are: `frames[i]` is frame `indices[i]`, shown at `timestamps[i]` seconds."""
+
+    frames: np.ndarray  # (T, H, W, 3) uint8
+    indices: list[int]
+    timestamps: list[float]
+    native_fps: float
+    duration: float  # seconds of video in the file
+    path: str
+
+
+def load_video(path: str | Path, num_frames: int = 8, fps: float | None = None, max_frames: int = 32,
+               blank: bool = False, timeout: float = 30.0) -> VideoClip:
+    """Read frames sampled uniformly over the whole video (see `sampling.sample_indices`).
+
+    Either `num_frames` frames, or (when `fps` is given) `fps` frames per second of video capped at
+    `max_frames`; a video with fewer frames than that yields all its frames. `blank=True` returns
+    black frames of exactly the shape (and indices/timestamps) the real ones would have, for
+    modality-ablation probes. Decoding runs in a helper process killed after `timeout` seconds
+    (MediaTimeoutError); other failures raise the MediaError subclasses in `errors`.
+    """
+    check_sampling_args(num_frames, fps, max_frames, timeout)
+    info = probe(path, timeout=min(timeout, PROBE_TIMEOUT))
+    if info.video is None or info.video.packets == 0:
+        raise EmptyMediaError(info.path, "contains no video frames")
+    sampling = {"num_frames": num_frames, "fps": fps, "max_frames": max_frames}
+    frames, indices, timestamps, native_fps = run_guarded(
+        "hallubench.loaders.decode:video_frames", str(info.path), sampling, info.video.packets,
+        path=info.path, timeout=timeout)
+    present = info.video.packets / native_fps
+    claimed = info.video.duration or info.duration or present
+    if present < 0.9 * claimed:
+        warnings.warn(f"{info.path}: the header claims {claimed:.2f} s of video but only {present:.2f} s of frames "
+                      "are present (truncated?); sampled over the frames present", stacklevel=2)
+    if blank:
+        frames = np.zeros_like(frames)
+    return VideoClip(frames=frames, indices=indices, timestamps=timestamps, native_fps=native_fps,
+                     duration=min(claimed, present), path=str(info.path))

@@ -1,0 +1,75 @@
+"""load_audio: mono float32 at the target rate from wav/flac/mp4, and the muted ablation."""
+import subprocess
+
+import numpy as np
+import pytest
+import soundfile as sf
+
+from hallubench.loaders import load_audio
+from hallubench.loaders.synthetic import ffmpeg_binary, shape_frames, tone, write_mp4, write_wav
+
+
+def peak_hz(samples, sr):
+    spectrum = np.abs(np.fft.rfft(samples))
+    return np.fft.rfftfreq(len(samples), 1 / sr)[np.argmax(spectrum)]
+
+
+def test_wav_is_resampled_to_16k_keeping_length_and_pitch(tmp_path):
+    path = write_wav(tmp_path / "a.wav", tone(440, 1.5, sr=44100), sr=44100)
+    clip = load_audio(path)
+    assert clip.sr == 16000 and clip.samples.dtype == np.float32 and clip.samples.ndim == 1
+    assert len(clip.samples) == 24000 and clip.duration == pytest.approx(1.5)
+    assert peak_hz(clip.samples, 16000) == pytest.approx(440, abs=2)
+    assert clip.path == str(path)
+
+
+def test_other_target_rate(tmp_path):
+    clip = load_audio(write_wav(tmp_path / "a.wav", tone(300, 1.0)), sr=8000)
+    assert clip.sr == 8000 and len(clip.samples) == 8000
+    assert peak_hz(clip.samples, 8000) == pytest.approx(300, abs=2)
+
+
+def test_stereo_flac_is_averaged_to_mono(tmp_path):
+    left = tone(440, 1.0)
+    path = tmp_path / "stereo.flac"
+    sf.write(path, np.stack([left, -0.5 * left], axis=1), 16000)
+    clip = load_audio(path)
+    assert clip.samples.shape == (16000,)
+    np.testing.assert_allclose(clip.samples, 0.25 * left, atol=2e-4)  # (1 - 0.5) / 2, up to 16-bit rounding
+
+
+@pytest.mark.parametrize("sr", [16000, 44100])
+def test_mp4_audio_track_is_extracted(tmp_path, sr):
+    path = write_mp4(tmp_path / "av.mp4", shape_frames(16), fps=8, audio=tone(660, 2.0, sr=sr), sr=sr)
+    clip = load_audio(path)
+    assert clip.sr == 16000 and clip.samples.dtype == np.float32
+    assert clip.duration == pytest.approx(2.0, abs=1e-3)  # the track's declared length, AAC padding trimmed
+    assert peak_hz(clip.samples, 16000) == pytest.approx(660, abs=2)
+    rms = np.sqrt(np.mean(clip.samples[4000:-4000] ** 2))  # away from the codec's onset transient
+    assert rms == pytest.approx(0.3 / np.sqrt(2), rel=0.05)
+
+
+def test_mp4_track_matches_ffmpeg_decoding(tmp_path):
+    path = write_mp4(tmp_path / "av.mp4", shape_frames(16), fps=8, audio=tone(500, 2.0), sr=16000)
+    decoded = subprocess.run([ffmpeg_binary(), "-v", "error", "-i", str(path), "-vn", "-f", "f32le", "-"],
+                             capture_output=True, check=True).stdout
+    reference = np.frombuffer(decoded, dtype=np.float32)
+    clip = load_audio(path)
+    assert len(reference) >= len(clip.samples) == 32000
+    np.testing.assert_allclose(clip.samples, reference[:32000], atol=1e-5)
+
+
+@pytest.mark.parametrize("kind", ["wav", "mp4"])
+def test_muted_is_silence_of_the_same_length(tmp_path, kind):
+    audio = tone(440, 1.25, sr=22050)
+    path = (write_wav(tmp_path / "a.wav", audio, sr=22050) if kind == "wav"
+            else write_mp4(tmp_path / "a.mp4", shape_frames(10), fps=8, audio=audio, sr=22050))
+    real, muted = load_audio(path), load_audio(path, muted=True)
+    assert muted.samples.shape == real.samples.shape and muted.samples.dtype == np.float32
+    assert muted.duration == real.duration == pytest.approx(1.25, abs=1e-3)
+    assert not muted.samples.any() and real.samples.any()
+
+
+def test_bad_rate_names_the_argument(tmp_path):
+    with pytest.raises(ValueError, match="sr"):
+        load_audio(write_wav(tmp_path / "a.wav", tone(440, 0.1)), sr=0)

@@ -1,0 +1,116 @@
+"""Every way a media file can be bad raises its own MediaError subclass naming the file, quickly."""
+import pickle
+import subprocess
+import time
+
+import numpy as np
+import pytest
+
+from hallubench.loaders import (CorruptMediaError, EmptyMediaError, MediaError, MediaNotFoundError,
+                                MediaTimeoutError, NoAudioTrackError, load_audio, load_video)
+from hallubench.loaders.guard import run_guarded
+from hallubench.loaders.synthetic import ffmpeg_binary, shape_frames, tone, write_mp4, write_wav
+
+NO_HANG_BOUND = 20.0  # seconds; generous on a loaded 2-core machine, a hang would be unbounded
+
+
+@pytest.fixture(scope="module")
+def media(tmp_path_factory):
+    """Good files and bad variants of them, keyed by name."""
+    root = tmp_path_factory.mktemp("media")
+    good = write_mp4(root / "good.mp4", shape_frames(24), fps=8, audio=tone(440, 3.0))
+    data = good.read_bytes()
+    mdat = data.find(b"mdat")
+    rng = np.random.default_rng(0)
+    files = {"good": good, "silent": write_mp4(root / "silent.mp4", shape_frames(24), fps=8)}
+
+    def put(name, payload):
+        files[name] = root / f"{name}.mp4"
+        files[name].write_bytes(payload)
+
+    put("empty", b"")
+    put("random", rng.integers(0, 256, 6000, dtype=np.uint8).tobytes())
+    put("truncated", data[: len(data) // 3])
+    put("header_then_garbage", data[:64] + rng.integers(0, 256, 20000, dtype=np.uint8).tobytes())
+    put("garbage_frames", data[: mdat + 8] + rng.integers(0, 256, len(data) - mdat - 8, dtype=np.uint8).tobytes())
+    ffmpeg = ffmpeg_binary()
+    files["no_streams"] = root / "no_streams.mp4"
+    subprocess.run([ffmpeg, "-v", "error", "-f", "lavfi", "-i", "color=s=64x48:r=8", "-frames:v", "0",
+                    "-c:v", "libx264", str(files["no_streams"])], check=True)
+    files["audio_only"] = root / "audio_only.mp4"
+    subprocess.run([ffmpeg, "-v", "error", "-f", "lavfi", "-i", "sine=d=1", "-c:a", "aac",
+                    str(files["audio_only"])], check=True)
+    files["empty_wav"] = write_wav(root / "empty.wav", np.zeros(0, dtype=np.float32))
+    files["garbage_wav"] = root / "garbage.wav"
+    files["garbage_wav"].write_bytes(b"RIFF" + rng.integers(0, 256, 3000, dtype=np.uint8).tobytes())
+    return files
+
+
+def assert_raises_naming(error_type, load, path):
+    started = time.monotonic()
+    with pytest.raises(error_type) as caught:
+        load(path)
+    assert time.monotonic() - started < NO_HANG_BOUND
+    assert caught.value.path == str(path) and str(path) in str(caught.value)
+    assert isinstance(caught.value, MediaError)
+    return caught.value
+
+
+@pytest.mark.parametrize("load", [load_video, load_audio])
+def test_missing_file(tmp_path, load):
+    error = assert_raises_naming(MediaNotFoundError, load, tmp_path / "absent.mp4")
+    assert isinstance(error, FileNotFoundError)
+
+
+@pytest.mark.parametrize("name,load", [
+    ("empty", load_video), ("empty", load_audio), ("empty_wav", load_audio),
+    ("no_streams", load_video), ("no_streams", load_audio), ("audio_only", load_video),
+])
+def test_zero_length_media(media, name, load):
+    assert_raises_naming(EmptyMediaError, load, media[name])
+
+
+@pytest.mark.parametrize("name", ["random", "truncated", "header_then_garbage", "garbage_frames"])
+@pytest.mark.parametrize("load", [load_video, load_audio])
+def test_corrupt_mp4_fails_fast(media, name, load):
+    assert_raises_naming(CorruptMediaError, load, media[name])
+
+
+def test_corrupt_wav(media):
+    assert_raises_naming(CorruptMediaError, load_audio, media["garbage_wav"])
+
+
+def test_video_without_audio_track(media):
+    error = assert_raises_naming(NoAudioTrackError, load_audio, media["silent"])
+    assert "no audio track" in str(error)
+    with pytest.raises(NoAudioTrackError):
+        load_audio(media["silent"], muted=True)  # nothing to measure the silence against
+    assert load_video(media["silent"]).frames.shape[0] == 8  # the video itself is fine
+
+
+def test_hung_decoder_is_killed_and_replaced(media):
+    # Test double for a hanging decoder: the helper runs time.sleep instead of decord.
+    started = time.monotonic()
+    with pytest.raises(MediaTimeoutError, match="hang.mp4"):
+        run_guarded("time:sleep", 60, path="hang.mp4", timeout=1.0)
+    assert time.monotonic() - started < 10
+    assert load_video(media["good"]).frames.shape[0] == 8  # a fresh helper serves the next call
+
+
+def test_crashed_decoder_is_reported_and_replaced(media):
+    # Test double for a decoder that aborts the process, as decord can on malformed input.
+    with pytest.raises(CorruptMediaError, match="crash.mp4"):
+        run_guarded("os:abort", path="crash.mp4", timeout=10.0)
+    assert len(load_audio(media["good"]).samples) == 48000
+
+
+def test_timeout_bounds_the_whole_load(media):
+    # Far below what probing plus decoding can take: the load must stop, not finish late.
+    with pytest.raises(MediaTimeoutError, match="good.mp4"):
+        load_video(media["good"], timeout=1e-4)
+
+
+def test_errors_survive_pickling():  # e.g. raised inside a DataLoader worker
+    for error_type in (MediaNotFoundError, CorruptMediaError, NoAudioTrackError, EmptyMediaError, MediaTimeoutError):
+        copy = pickle.loads(pickle.dumps(error_type("x.mp4", "why")))
+        assert type(copy) is error_type and copy.path == "x.mp4" and str(copy) == "x.mp4: why"
