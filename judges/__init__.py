@@ -3,12 +3,13 @@ sentence against evidence passages (LLM / NLI / embedding), cache every judgment
 from hallubench.judges.base import BaseJudge, Judge, Judgment
 from hallubench.judges.cache import JudgmentCache, default_cache_path
 from hallubench.judges.cached import CachedJudge
-from hallubench.judges.responses import judge_responses
+from hallubench.judges.responses import CrossCheckRecords, judge_responses
 from hallubench.judges.sentences import sentence_backend, split_sentences
 
 __all__ = [
     "BaseJudge",
     "CachedJudge",
+    "CrossCheckRecords",
     "Judge",
     "Judgment",
     "JudgmentCache",

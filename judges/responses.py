@@ -1,43 +1,74 @@
-"""Texts -> the crosscheck metric's judgment input: per target, per query, per evidence model, one
-score in [0, 1] per sentence of the target's response (mean over that model's evidence passages)."""
+"""Texts -> the crosscheck metric's "judgments" input: one record per (target system, query, evidence
+model) holding one score in [0, 1] per sentence of the target's response, the mean over that evidence
+model's passages for the query (metrics/crosscheck, config "judgments")."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from itertools import islice
 
 from hallubench.judges.base import Judge
 from hallubench.judges.sentences import split_sentences
 
-Judgments = dict[str, list[dict[str, list[float]]]]
+
+@dataclass
+class CrossCheckRecords:
+    """Parallel columns as `crosscheck.compute` takes them, plus the (system, document) pairs whose
+    response had no sentence to judge (they get no records: the metric needs at least one sentence)."""
+
+    systems: list[str] = field(default_factory=list)
+    documents: list[str] = field(default_factory=list)
+    evidence: list[str] = field(default_factory=list)
+    judgments: list[list[float]] = field(default_factory=list)
+    empty: list[tuple[str, str]] = field(default_factory=list)
+
+    def compute_kwargs(self) -> dict[str, list]:
+        """`crosscheck.compute(**records.compute_kwargs(), weighting=...)`."""
+        return {"systems": self.systems, "documents": self.documents, "evidence": self.evidence, "judgments": self.judgments}
 
 
 def judge_responses(
     targets: Mapping[str, Sequence[str]],
     evidence: Mapping[str, Sequence[Sequence[str]]],
     judge: Judge | Mapping[str, Judge],
+    documents: Sequence[str] | None = None,
     language: str = "en",
     sentence_splitter: str = "auto",
-) -> Judgments:
+) -> CrossCheckRecords:
     """Judge every sentence of every target response against every evidence passage of the same query.
 
-    targets: model -> one response per query. evidence: model -> per query, that model's sampled passages.
+    targets: system -> one response per query. evidence: evidence model -> per query, its sampled passages.
     judge: one judge for all evidence models, or one per evidence model (CrossCheck-implicit, where each
-    evidence model is itself the judge and its "passages" are the query's subject).
-    Returns {target: [ {evidence_model: [score per sentence]} per query ]}; a response with no sentences
-    gives empty lists.
+    evidence model is itself the judge and its one "passage" per query is the query's subject).
+    documents: one id per query (default "0", "1", ...).
+    Records come ordered by system, then query, then evidence model.
     """
     n_queries = _check(targets, evidence)
+    documents = [str(q) for q in range(n_queries)] if documents is None else [str(d) for d in documents]
+    if len(documents) != n_queries or len(set(documents)) != n_queries:
+        raise ValueError(f"documents must be {n_queries} distinct ids, one per query; got {documents!r:.200}")
     judges = _judges_by_model(judge, evidence)
     sentences = {t: [split_sentences(r, language, sentence_splitter) for r in rs] for t, rs in targets.items()}
-    out: Judgments = {t: [{} for _ in range(n_queries)] for t in targets}
+    means: dict[tuple[str, int, str], list[float]] = {}
     for model, passages in evidence.items():
         pairs = [(s, p) for docs in sentences.values() for q, sents in enumerate(docs) for s in sents for p in passages[q]]
         scores = iter(judges[model].score_batch(pairs))
         for target, docs in sentences.items():
             for q, sents in enumerate(docs):
                 n = len(passages[q])
-                out[target][q][model] = [sum(islice(scores, n)) / n for _ in sents]
-    return out
+                means[target, q, model] = [sum(islice(scores, n)) / n for _ in sents]
+    records = CrossCheckRecords()
+    for target, docs in sentences.items():
+        for q, sents in enumerate(docs):
+            if not sents:
+                records.empty.append((target, documents[q]))
+                continue
+            for model in evidence:
+                records.systems.append(target)
+                records.documents.append(documents[q])
+                records.evidence.append(model)
+                records.judgments.append(means[target, q, model])
+    return records
 
 
 def _check(targets: Mapping[str, Sequence[str]], evidence: Mapping[str, Sequence[Sequence[str]]]) -> int:
