@@ -27,7 +27,7 @@ def make(out: Path) -> Path:
         rows.append({
             "video_id": video_id,
             "source": SOURCE,
-            "audio_description": f"The audio contains {sound.describe()} that plays throughout.",
+            "audio_description": f"The audio contains {sound.describe()} throughout.",
             "visual_description": f"The video shows {visual.describe()}.",
         })
     write_json(out / "data.json", rows)

@@ -19,7 +19,7 @@ FPS = 8.0
 SECONDS = 2.0
 SAMPLE_RATE = 16000
 IMAGE_SIZE = (96, 128)  # (height, width)
-BEEPS_PER_SECOND = 2
+BEEPS_PER_SECOND = 2  # described as "twice a second"
 
 
 @dataclass(frozen=True)
@@ -56,7 +56,8 @@ class Sound:
 
     def describe(self) -> str:
         if self.beeping:
-            return f"a {self.freq:g} Hz tone beeping {BEEPS_PER_SECOND} times a second"
+            article = "an" if f"{self.freq:g}".startswith(("8", "11", "18")) else "a"  # "an eight-hundred..."
+            return f"{article} {self.freq:g} Hz tone beeping twice a second"
         return f"a steady {self.freq:g} Hz tone"
 
 
