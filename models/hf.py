@@ -9,7 +9,10 @@ Media hand-off:
   The seconds-per-temporal-patch used by the time-aligned rotary positions (`second_per_grid_ts` for
   Qwen2.5-VL, `video_second_per_grid` for Qwen2.5-Omni) is set from each clip's own fps.
 - audio: resampled to the feature extractor's rate when it differs, passed as `audio=`.
-- an AudioPart next to a VideoPart is its own placeholder (no Omni `use_audio_in_video` interleaving).
+- an AudioPart is its own placeholder, except with `audio_in_video=True` (Qwen2.5-Omni only): an
+  AudioPart right after a VideoPart is that video's soundtrack, passed as
+  `load_audio_from_video=True, audio_from_video_indices=[...]` so the processor interleaves 2-second
+  video/audio chunks, and `generate(use_audio_in_video=True)` builds the matching TMRoPE positions.
 """
 from __future__ import annotations
 
@@ -73,7 +76,7 @@ class HFChatModel:
     """A transformers chat model, loaded by Hub id or local path, batched with left padding."""
 
     def __init__(self, model: str, revision: str | None = None, dtype: str = "auto", device: str = "cpu",
-                 batch_size: int = 4, processor_kwargs: dict[str, Any] | None = None):
+                 batch_size: int = 4, processor_kwargs: dict[str, Any] | None = None, audio_in_video: bool = False):
         from transformers import AutoConfig, AutoProcessor
 
         if dtype not in DTYPES:
@@ -87,40 +90,61 @@ class HFChatModel:
         self.processor = AutoProcessor.from_pretrained(model, revision=revision)
         self.processor.tokenizer.padding_side = "left"
         self.model_type = config.model_type
+        if audio_in_video and self.model_type not in OMNI_TYPES:
+            raise ValueError(f"audio_in_video=True needs a Qwen2.5-Omni model; {model} is {self.model_type}")
+        self.audio_in_video = audio_in_video
         self.device = device
         self.batch_size = batch_size
         self.processor_kwargs = dict(processor_kwargs or {})
         self.name = f"hf:{model}"
         identity = {"model": model, "revision": revision, "dtype": dtype, "weights": _weights_id(model, config),
-                    "model_type": self.model_type, "processor_kwargs": self.processor_kwargs}
+                    "model_type": self.model_type, "processor_kwargs": self.processor_kwargs,
+                    "audio_in_video": audio_in_video}
         self.fingerprint = hashlib.sha256(json.dumps(identity, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
     def generate(self, conversations: list[Conversation], settings: GenerationSettings) -> list[list[str]]:
         """`settings.n` texts per conversation. Sampling repeats each row n times within the batch."""
         copies = settings.n if settings.do_sample else 1
-        rows = [i for i in range(len(conversations)) for _ in range(copies)]
+        interleaved = [self._interleaves(conv, i) for i, conv in enumerate(conversations)]
         if settings.seed is not None:
             torch.manual_seed(settings.seed)
-        texts: list[str] = []
-        for start in range(0, len(rows), self.batch_size):
-            chunk = rows[start:start + self.batch_size]
-            try:
-                texts.extend(self._generate_batch([conversations[i] for i in chunk], settings))
-            except Exception as err:
-                raise GenerationError(f"{self.name}: generation failed for conversation(s) "
-                                      f"{sorted(set(chunk))}: {err}", index=chunk[0]) from err
-        outputs = [texts[k * copies:(k + 1) * copies] for k in range(len(conversations))]
-        return [out * settings.n if copies == 1 else out for out in outputs]
+        texts: dict[int, list[str]] = {i: [] for i in range(len(conversations))}
+        # Audio-in-video prompts get other position ids (a per-call flag), so they are batched apart.
+        for flag in (False, True):
+            rows = [i for i in range(len(conversations)) if interleaved[i] == flag for _ in range(copies)]
+            for start in range(0, len(rows), self.batch_size):
+                chunk = rows[start:start + self.batch_size]
+                try:
+                    outputs = self._generate_batch([conversations[i] for i in chunk], settings, flag)
+                except Exception as err:
+                    raise GenerationError(f"{self.name}: generation failed for conversation(s) "
+                                          f"{sorted(set(chunk))}: {err}", index=chunk[0]) from err
+                for i, text in zip(chunk, outputs):
+                    texts[i].append(text)
+        return [texts[i] * settings.n if copies == 1 else texts[i] for i in range(len(conversations))]
+
+    def _interleaves(self, conversation: Conversation, index: int) -> bool:
+        """True if this conversation's videos carry their soundtrack (audio_in_video); mixing is an error."""
+        if not self.audio_in_video:
+            return False
+        kinds = {soundtrack is not None for message in conversation
+                 for part, soundtrack in _with_soundtracks(message.content, True) if isinstance(part, VideoPart)}
+        if len(kinds) > 1:
+            raise GenerationError(f"{self.name}: conversation {index} mixes videos with and without a following "
+                                  "AudioPart; with audio_in_video=True every video needs its soundtrack or none does",
+                                  index=index)
+        return kinds == {True}
 
     def prepare(self, conversations: list[Conversation]) -> dict[str, Any]:
         """Processor inputs (tensors on the model device) for one batch of conversations."""
         texts, images, videos, metadata, fps, audio = [], [], [], [], [], []
+        audio_sources: list[int | None] = []  # per audio slot: index of the video it belongs to, or None
         sampling_rate = getattr(getattr(self.processor, "feature_extractor", None), "sampling_rate", None)
         for conversation in conversations:
             messages = []
             for message in conversation:
                 content = []
-                for part in message.content:
+                for part, soundtrack in _with_soundtracks(message.content, self.audio_in_video):
                     if isinstance(part, TextPart):
                         content.append({"type": "text", "text": part.text})
                     elif isinstance(part, ImagePart):
@@ -131,11 +155,15 @@ class HFChatModel:
                         videos.append(part.frames)
                         metadata.append(_video_metadata(part))
                         fps.append(part.fps)
+                        if soundtrack is not None:
+                            audio.append(_resample(soundtrack, sampling_rate))
+                            audio_sources.append(len(videos) - 1)
                     elif isinstance(part, AudioPart):
                         if sampling_rate is None:
                             raise ValueError(f"{self.name} ({self.model_type}) takes no audio input")
                         content.append({"type": "audio"})
                         audio.append(_resample(part, sampling_rate))
+                        audio_sources.append(None)
                 messages.append({"role": message.role, "content": content})
             texts.append(self.processor.apply_chat_template(messages, tokenize=False, add_generation_prompt=True))
         kwargs: dict[str, Any] = {"text": texts, "padding": True, "return_tensors": "pt", **self.processor_kwargs}
@@ -148,18 +176,36 @@ class HFChatModel:
         if audio:
             kwargs["audio"] = audio
             kwargs["sampling_rate"] = sampling_rate
+        if any(source is not None for source in audio_sources):
+            kwargs["load_audio_from_video"] = True
+            kwargs["audio_from_video_indices"] = audio_sources
         inputs = self.processor(**kwargs)
         _set_seconds_per_grid(inputs, fps, self.processor)
         return inputs.to(self.model.device)
 
     @torch.inference_mode()
-    def _generate_batch(self, conversations: list[Conversation], settings: GenerationSettings) -> list[str]:
+    def _generate_batch(self, conversations: list[Conversation], settings: GenerationSettings,
+                        interleaved: bool = False) -> list[str]:
         inputs = self.prepare(conversations)
         sampling = {"do_sample": True, "temperature": settings.temperature, "top_p": settings.top_p} \
             if settings.do_sample else {"do_sample": False, "temperature": None, "top_p": None, "top_k": None}
+        if interleaved:
+            sampling["use_audio_in_video"] = True
         output = self.model.generate(**inputs, max_new_tokens=settings.max_new_tokens, **sampling)
         new_tokens = output[:, inputs["input_ids"].shape[1]:]
         return self.processor.batch_decode(new_tokens, skip_special_tokens=True)
+
+
+def _with_soundtracks(parts: list, audio_in_video: bool) -> list[tuple[Any, AudioPart | None]]:
+    """(part, soundtrack) pairs: with audio_in_video, an AudioPart right after a VideoPart is that video's track."""
+    pairs: list[tuple[Any, AudioPart | None]] = []
+    for part in parts:
+        if audio_in_video and isinstance(part, AudioPart) and pairs and isinstance(pairs[-1][0], VideoPart) \
+                and pairs[-1][1] is None:
+            pairs[-1] = (pairs[-1][0], part)
+        else:
+            pairs.append((part, None))
+    return pairs
 
 
 def _video_metadata(part: VideoPart) -> Any:

@@ -190,3 +190,37 @@ def test_failed_batch_raises_generation_error_naming_conversations(loaded):
     with pytest.raises(GenerationError, match=r"conversation\(s\) \[0, 1\].*takes no audio") as info:
         model.generate([ok, bad], GREEDY)
     assert info.value.index == 0
+
+
+@pytest.fixture(scope="module")
+def omni_av(tiny_dirs):
+    return HFChatModel(str(tiny_dirs["qwen2_5_omni"]), dtype="float32", audio_in_video=True)
+
+
+def test_omni_audio_in_video_interleaves_the_soundtrack(omni_av):
+    config = omni_av.model.config
+    conv = _conversation("qwen2_5_omni", "Is there a dog?", frames=8, audio_seconds=4.0, fps=2.0)
+    ids = omni_av.prepare([conv])["input_ids"][0].tolist()
+    bos = ids.index(config.vision_start_token_id)
+    assert ids[bos + 1] == config.audio_start_token_id  # <|vision_bos|><|audio_bos|> video/audio chunks ...
+    span = ids[bos + 2:ids.index(config.audio_end_token_id)]
+    kinds = "".join("v" if t == config.video_token_index else "a" for t in span)
+    assert set(kinds) == {"v", "a"} and kinds.count("a") == ((400 - 1) // 2 + 1 - 2) // 2 + 1
+    # 4 temporal patches of 1 s each, 2-s chunks: video then audio of chunk 1, then of chunk 2.
+    assert kinds.index("a") < kinds.rindex("v")
+    assert ids.count(config.audio_start_token_id) == 1  # no separate audio placeholder
+
+
+def test_omni_audio_in_video_batches_apart_from_plain_videos(omni_av, loaded):
+    paired = _conversation("qwen2_5_omni", "Is there a dog?", frames=4, audio_seconds=2.0)
+    silent = [Message("user", [VideoPart(_frames(4), 2.0), TextPart("Is there a dog?")])]
+    batched = omni_av.generate([paired, silent, paired], GREEDY)
+    assert batched == [omni_av.generate([c], GREEDY)[0] for c in (paired, silent, paired)]
+    # The silent video is answered exactly as by the adapter without audio_in_video.
+    assert batched[1] == loaded("qwen2_5_omni").generate([silent], GREEDY)[0]
+    mixed = [Message("user", [VideoPart(_frames(4), 2.0), AudioPart(_tone(1.0), 16000),
+                              VideoPart(_frames(4, seed=3), 2.0), TextPart("Same?")])]
+    with pytest.raises(GenerationError, match="conversation 1 mixes videos"):
+        omni_av.generate([paired, mixed], GREEDY)
+    with pytest.raises(ValueError, match="needs a Qwen2.5-Omni model"):
+        HFChatModel(str(omni_av.name.removeprefix("hf:")).replace("qwen2_5_omni", "qwen2_vl"), audio_in_video=True)
