@@ -2,6 +2,7 @@
 from their own audio track with decord (in the guarded helper), resampled with librosa."""
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,12 +34,14 @@ def _read_soundfile(path: Path) -> tuple[np.ndarray, int]:
 
 
 def _read_track(path: Path, timeout: float) -> tuple[np.ndarray, int]:
+    started = time.monotonic()
     info = probe(path, timeout=min(timeout, PROBE_TIMEOUT))
     if info.audio is None:
         raise NoAudioTrackError(path, "has no audio track; audio questions need a file with sound "
                                       "(check the dataset's audio_path, or skip this sample)")
     rate = info.audio.sample_rate
-    samples = run_guarded("hallubench.loaders.decode:audio_track", str(path), rate, path=path, timeout=timeout)
+    samples = run_guarded("hallubench.loaders.decode:audio_track", str(path), rate, path=path,
+                          timeout=timeout - (time.monotonic() - started))
     declared = info.audio.duration or info.duration
     if declared:
         wanted = round(declared * rate)
@@ -53,11 +56,14 @@ def load_audio(path: str | Path, sr: int = 16000, muted: bool = False, timeout: 
     """Mono float32 samples of `path` at `sr` Hz (channels averaged, resampled with librosa).
 
     wav/flac/ogg/aiff are read directly; anything else (mp4, m4a, mkv...) via its first audio track,
-    decoded in a helper process killed after `timeout` seconds. `muted=True` returns zeros of exactly
+    decoded in a helper process; probing and decoding take at most `timeout` seconds, else
+    MediaTimeoutError. `muted=True` returns zeros of exactly
     the length the real audio would have (the file is still decoded, so errors are the same).
     """
     if not sr > 0:
         raise ValueError(f"sr must be a positive sample rate in Hz, got {sr!r}")
+    if not timeout > 0:
+        raise ValueError(f"timeout must be > 0 seconds, got {timeout!r}")
     path = existing_file(path)
     if path.suffix.lower() in SOUNDFILE_SUFFIXES:
         channels, rate = _read_soundfile(path)

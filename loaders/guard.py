@@ -70,6 +70,8 @@ def run_guarded(target: str, *args, path: str | Path, timeout: float):
     MediaError raised by the target is re-raised here. Raises MediaTimeoutError after `timeout`
     seconds (the helper is killed) and CorruptMediaError if the helper dies while decoding.
     """
+    if timeout <= 0:  # the caller's budget went on probing; do not start what cannot finish
+        raise MediaTimeoutError(path, "the time limit ran out before decoding could start; raise `timeout`")
     with _lock:
         helper = _current_helper()
         helper.requests.send((target, args))

@@ -76,8 +76,10 @@ def write_mp4(
     fps: float = 8.0,
     audio: np.ndarray | None = None,
     sr: int = 16000,
+    keyint: int | None = None,
 ) -> Path:
-    """Encode frames (T, H, W, 3 uint8; H and W even) as H.264 mp4, with an AAC track when `audio` is given."""
+    """Encode frames (T, H, W, 3 uint8; H and W even) as H.264 mp4, with an AAC track when `audio` is given.
+    `keyint` sets the maximum keyframe interval in frames (x264's default, 250, when None)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     num_frames, height, width, _ = frames.shape
@@ -87,7 +89,8 @@ def write_mp4(
         if audio is not None:
             wav = write_wav(Path(tmp) / "audio.wav", audio, sr)
             cmd += ["-i", str(wav), "-c:a", "aac", "-b:a", "64k", "-shortest"]
-        cmd += ["-c:v", "libx264", "-pix_fmt", "yuv420p", "-preset", "veryfast", "-x264-params", "threads=1",
+        x264_params = "threads=1" if keyint is None else f"threads=1:keyint={keyint}"
+        cmd += ["-c:v", "libx264", "-pix_fmt", "yuv420p", "-preset", "veryfast", "-x264-params", x264_params,
                 "-fflags", "+bitexact", "-flags:v", "+bitexact", "-flags:a", "+bitexact",
                 "-map_metadata", "-1", "-movflags", "+faststart", str(path)]
         subprocess.run(cmd, input=np.ascontiguousarray(frames).tobytes(), check=True, capture_output=True)

@@ -1,10 +1,14 @@
 """load_video: which frames are read (indices, timestamps, content), sampling modes, blank ablation."""
+import warnings
+
 import numpy as np
 import pytest
 
 from hallubench.loaders import VideoClip, load_video
+from hallubench.loaders.probe import MediaInfo, StreamInfo
 from hallubench.loaders.sampling import sample_indices
 from hallubench.loaders.synthetic import write_mp4
+from hallubench.loaders.video import covered_duration
 
 FPS = 8.0
 
@@ -94,3 +98,16 @@ def test_sample_indices_are_in_range_sorted_and_unique(total, kwargs, expected_l
 def test_bad_arguments_name_the_argument(ramp40, kwargs, name):
     with pytest.raises(ValueError, match=name):
         load_video(ramp40, **kwargs)
+
+
+def test_header_claiming_missing_frames_warns_and_reports_what_is_present():
+    # Header says 10 s, but only 90 packets at 30 fps (3 s) exist: decord would seek past the end.
+    info = MediaInfo(path="claims.mp4", duration=10.0, video=StreamInfo(codec="h264", duration=10.0, packets=90),
+                     audio=None)
+    with pytest.warns(UserWarning, match="claims.mp4.*10.00 s.*3.00 s"):
+        assert covered_duration(info, 30.0) == pytest.approx(3.0)
+    consistent = MediaInfo(path="ok.mp4", duration=3.0, video=StreamInfo(codec="h264", duration=3.0, packets=90),
+                           audio=None)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert covered_duration(consistent, 30.0) == pytest.approx(3.0)
