@@ -37,6 +37,10 @@ class AVHalluBench(ReleaseBuilder):
         path = self.source / "data.json"
         return path, load_json_list(path, LAYOUT)
 
+    def row_id(self, index: int, raw: Any) -> str | None:
+        video_id = raw.get("video_id") if isinstance(raw, dict) else None
+        return video_id if isinstance(video_id, str) else None
+
     def convert(self, index: int, raw: Any) -> dict[str, Any]:
         values = strings(raw, FIELDS)
         video_id = values["video_id"]

@@ -56,6 +56,10 @@ class ReleaseBuilder(datasets.GeneratorBasedBuilder):
         """One normalized row (with its `id`) from one raw record; raises RowError on bad input."""
         raise NotImplementedError
 
+    def row_id(self, index: int, raw: Any) -> str | None:
+        """The id of the row made from `raw`; by default "<NAME>-<index>", the position in the release."""
+        return f"{self.NAME}-{index:04d}"
+
     def summarize(self, rows: list[dict[str, Any]]) -> None:
         """Called once with every kept row, to add notes."""
 
@@ -78,7 +82,7 @@ class ReleaseBuilder(datasets.GeneratorBasedBuilder):
             try:
                 row = self.convert(index, raw)
             except RowError as err:
-                self.reject(path, index, raw_id(raw), str(err))
+                self.reject(path, index, self.row_id(index, raw), str(err))
                 continue
             first = kept.get(row["id"])
             if first is not None:
@@ -100,9 +104,9 @@ class ReleaseBuilder(datasets.GeneratorBasedBuilder):
         self.skipped.append({"file": str(path), "index": index, "id": row_id, "reason": reason})
 
     def place_media(self, src: Any, rel: str) -> str:
-        """Put the media file `src` (a Path, or a zipfile.Path) at `rel` under the output folder; returns `rel`.
+        """Put the media file `src` at `rel` under the output folder; returns `rel`.
 
-        Hard-links when it can (same file system), else copies. A file already placed (two rows of
+        `src` is a Path or any object with exists() and open() (a zip member). Hard-links when it can (same file system), else copies. A file already placed (two rows of
         one clip) is kept.
         """
         check_relative(rel)
@@ -122,14 +126,6 @@ class ReleaseBuilder(datasets.GeneratorBasedBuilder):
             shutil.copyfileobj(fin, fout)
         return rel
 
-
-def raw_id(raw: Any) -> str | None:
-    """The id a raw record announces, for error messages (None when it has none)."""
-    if isinstance(raw, dict):
-        for key in ("id", "video_id", "question_id", "image_name", "question"):
-            if raw.get(key) is not None:
-                return str(raw[key])[:80]
-    return None
 
 
 def load_json_list(path: Path, what: str) -> list[Any]:
@@ -171,7 +167,12 @@ def check_relative(rel: str) -> None:
         raise RowError(f"unsafe media path {rel!r}: it must be relative and stay inside the release")
 
 
+def column_values(dataset: datasets.Dataset, column: str) -> list[Any]:
+    """The cells of one column, read straight from Arrow (row-wise access is slow)."""
+    return dataset.data.column(column).to_pylist()
+
+
 def subsets(dataset: datasets.Dataset, column: str, values: Iterable[str]) -> dict[str, datasets.Dataset]:
     """One dataset per value of `column`, rows in their original order."""
-    cells = dataset[column]
+    cells = column_values(dataset, column)
     return {value: dataset.select([i for i, cell in enumerate(cells) if cell == value]) for value in values}

@@ -15,7 +15,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from PIL import Image, UnidentifiedImageError
 
-from hallubench.builders.base import BuildError, ReleaseBuilder, RowError, check_relative, strings, subsets
+from hallubench.builders.base import (BuildError, ReleaseBuilder, RowError, check_relative, column_values, strings,
+                                      subsets)
 
 TEXT_FIELDS = ("dataset_source", "image_id", "question", "response1", "response2", "choice", "label",
                "language", "language_category")
@@ -49,7 +50,7 @@ class CCHall(ReleaseBuilder):
         values = strings(raw, TEXT_FIELDS)
         if not isinstance(raw["question_id"], int):
             raise RowError(f"question_id must be an integer, got {raw['question_id']!r}")
-        row_id = f"cchall-{index:04d}"
+        row_id = self.row_id(index, raw)
         return {"id": row_id, "question_id": raw["question_id"], **values,
                 "image": self.write_png(raw["image"], f"images/{row_id}.png")}
 
@@ -72,7 +73,7 @@ class CCHall(ReleaseBuilder):
         return rel
 
     def output_configs(self, dataset: datasets.Dataset) -> dict[str, datasets.Dataset]:
-        sources = sorted(set(dataset["dataset_source"]))
+        sources = sorted(set(column_values(dataset, "dataset_source")))
         if "all" in sources:
             raise BuildError(f"{self.source}: a dataset_source is named 'all', which clashes with the `all` config.")
         return {**subsets(dataset, "dataset_source", sources), "all": dataset}

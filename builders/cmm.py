@@ -10,12 +10,14 @@ that already ends with it has it removed (counted in the card's build notes).
 from __future__ import annotations
 
 import zipfile
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import IO, Any
 
 import datasets
 
-from hallubench.builders.base import BuildError, ReleaseBuilder, RowError, load_json_list, strings, subsets
+from hallubench.builders.base import (BuildError, ReleaseBuilder, RowError, column_values, load_json_list, strings,
+                                      subsets)
 
 SUB_CATEGORIES = (
     "visual-language", "audio-language", "visual-audio-language",
@@ -41,19 +43,14 @@ class CMM(ReleaseBuilder):
         return path, load_json_list(path, "the CMM probes: a list of {" + ", ".join(FIELDS) + "}")
 
     def open_media(self) -> Any:
-        """The root media paths resolve against: the folder, or the zip (as a zipfile.Path)."""
+        """The root media paths resolve against: the release folder, or the zip."""
         if (self.source / MEDIA_DIR).is_dir():
             return self.source
         archive = self.source / f"{MEDIA_DIR}.zip"
         if not archive.is_file():
             raise BuildError(f"{self.source}: neither {MEDIA_DIR}/ nor {MEDIA_DIR}.zip found; "
                              "put the official media next to all_data_final_reorg.json.")
-        try:
-            root = zipfile.Path(zipfile.ZipFile(archive))
-        except (OSError, zipfile.BadZipFile) as err:
-            raise BuildError(f"{archive} is not a readable zip ({err}); re-download it.") from err
-        # Zips made from the folder hold reorg_raw_files/...; zips of its content do not.
-        return root if (root / MEDIA_DIR).exists() else _Prefixless(root)
+        return _ZipMedia(archive)
 
     def convert(self, index: int, raw: Any) -> dict[str, Any]:
         values = strings(raw, FIELDS, nullable=MEDIA_FIELDS)
@@ -66,7 +63,7 @@ class CMM(ReleaseBuilder):
         if question.lower().endswith(SUFFIX):
             question = question[: -len(SUFFIX)].rstrip()
             self.stripped += 1
-        row = {"id": f"cmm-{index:04d}", **values, "answer": answer, "question": question}
+        row = {"id": self.row_id(index, raw), **values, "answer": answer, "question": question}
         for name in MEDIA_FIELDS:
             if values[name] is not None:
                 rel = str(PurePosixPath(values[name].removeprefix("./")))
@@ -81,15 +78,39 @@ class CMM(ReleaseBuilder):
                               "it was removed, since the prompt adds it.")
 
     def output_configs(self, dataset: datasets.Dataset) -> dict[str, datasets.Dataset]:
-        present = set(dataset["sub_category"])
+        present = set(column_values(dataset, "sub_category"))
         return {**subsets(dataset, "sub_category", [s for s in SUB_CATEGORIES if s in present]), "all": dataset}
 
 
-class _Prefixless:
-    """A zip root for archives of the folder's content: "reorg_raw_files/x" resolves to member "x"."""
+class _ZipMedia:
+    """Media paths resolved inside reorg_raw_files.zip. Zips made from the folder hold members
+    "reorg_raw_files/..."; zips of its content do not, so the prefix is dropped for those."""
 
-    def __init__(self, root: zipfile.Path):
-        self.root = root
+    def __init__(self, archive: Path):
+        try:
+            self.zip = zipfile.ZipFile(archive)
+        except (OSError, zipfile.BadZipFile) as err:
+            raise BuildError(f"{archive} is not a readable zip ({err}); re-download it.") from err
+        self.archive = archive
+        self.names = set(self.zip.namelist())
+        self.prefix = "" if any(name.startswith(f"{MEDIA_DIR}/") for name in self.names) else f"{MEDIA_DIR}/"
 
-    def __truediv__(self, rel: str) -> zipfile.Path:
-        return self.root / rel.removeprefix(f"{MEDIA_DIR}/")
+    def __truediv__(self, rel: str) -> _ZipMember:
+        return _ZipMember(self, rel.removeprefix(self.prefix))
+
+
+@dataclass
+class _ZipMember:
+    """One member of the media zip, with the two methods `ReleaseBuilder.place_media` uses."""
+
+    media: _ZipMedia
+    name: str
+
+    def exists(self) -> bool:
+        return self.name in self.media.names
+
+    def open(self, mode: str = "rb") -> IO[bytes]:
+        return self.media.zip.open(self.name)
+
+    def __str__(self) -> str:
+        return f"{self.media.archive}:{self.name}"

@@ -52,7 +52,7 @@ class MHaluBench(ReleaseBuilder):
         segments = raw.get("annotation")
         if not isinstance(segments, list):
             raise RowError("field 'annotation' must be a list of segments")
-        return {"id": f"mhalubench-{index:04d}", "image_name": name, "image": image,
+        return {"id": self.row_id(index, raw), "image_name": name, "image": image,
                 "response": values["repsonse"], "task_type": values["task_type"],
                 "segments": [segment(s, f"annotation[{i}]") for i, s in enumerate(segments)]}
 

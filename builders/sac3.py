@@ -59,9 +59,12 @@ class SAC3(ReleaseBuilder):
         path = self.source / FILES[self.config.name]
         return path, load_json_list(path, f"the SAC3 {self.config.name} set (github.com/intuit/sac3 dataset/)")
 
+    def row_id(self, index: int, raw: Any) -> str | None:
+        return f"{self.config.name}-{index:04d}"
+
     def convert(self, index: int, raw: Any) -> dict[str, Any]:
         name = self.config.name
-        row: dict[str, Any] = {"id": f"{name}-{index:04d}"}
+        row: dict[str, Any] = {"id": self.row_id(index, raw)}
         if name in ("prime", "senator"):
             values = strings(raw, ("question", "hallucinated_answer"))
             row.update(question=values["question"], target_answer=values["hallucinated_answer"], hallucinated=True)

@@ -43,7 +43,7 @@ def test_mhalubench_images_are_copied_and_a_missing_one_is_named(shared_data, tm
     names = [item["image_name"] for item in json.loads((release / "image_to_text_annotated.json").read_text())]
     for name in names[1:]:
         link(tiny_png, release / "images" / name)
-    with pytest.raises(BuildError, match=rf"row 0 \(id '{names[0]}'\): media file .*{names[0]} is missing"):
+    with pytest.raises(BuildError, match=rf"row 0 \(id 'mhalubench-0000'\): media file .*{names[0]} is missing"):
         build("mhalubench", release, tmp_path / "out")
     assert not (tmp_path / "out").exists()
     summary = build_with_summary("mhalubench", release, tmp_path / "out", skip_missing=True)
@@ -51,7 +51,7 @@ def test_mhalubench_images_are_copied_and_a_missing_one_is_named(shared_data, tm
     assert len(rows) == 199 and rows[0]["image"] == f"images/{names[1]}"
     assert all((summary.path / r["image"]).read_bytes() == tiny_png.read_bytes() for r in rows)
     skipped = [json.loads(line) for line in (summary.path / "skipped.jsonl").read_text().splitlines()]
-    assert [(s["index"], s["id"]) for s in skipped] == [(0, names[0])]
+    assert [(s["index"], s["id"]) for s in skipped] == [(0, "mhalubench-0000")]
 
 
 def test_sac3_real_files_give_four_configs_with_parsed_lists(shared_data, tmp_path):
