@@ -1,0 +1,81 @@
+"""The task registry and the prompts exactly as the papers give them."""
+import dataclasses
+
+import pytest
+
+from hallubench.benchmarks import all_tasks, get_task, task_names
+from hallubench.benchmarks import cchall as cchall_module
+
+ROW = {"id": "x1", "question": "Is there a dog in the image?", "response1": "Yes, a dog.",
+       "response2": "Ndiyo, mbwa.", "label": "Non-hallucination",
+       "choice": "A. Non-hallucination\nB. Cross-modal, non-cross-lingual hallucination\n"
+                 "C. Cross-lingual, non-cross-modal hallucination\nD. Cross-modal, cross-lingual hallucination",
+       "dataset_source": "AMBER"}
+
+
+def test_registry_discovers_every_task_module():
+    assert task_names() == ["avhallubench_audio", "avhallubench_speech", "avhallubench_visual", "cchall",
+                            "cchall_cot", "cmm", "mhalubench"]
+    assert all(task.name == name for name, task in all_tasks().items())
+
+
+def test_lookup_is_exact_and_unknown_names_list_the_valid_ones():
+    assert get_task("cchall").name == "cchall"
+    for bad in ("cchal", "CCHALL", "avhallubench", "cmm "):
+        with pytest.raises(KeyError) as err:
+            get_task(bad)
+        assert repr(bad) in str(err.value) and "avhallubench_visual" in str(err.value)
+
+
+def test_tasks_are_frozen_data():
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        get_task("cmm").metric = "other"
+
+
+def test_cmm_prompt_appends_the_paper_suffix_and_samples_at_0_2():
+    task = get_task("cmm")
+    assert task.prompt({"question": "Did you hear a dog barking?"}) == "Did you hear a dog barking? Answer with yes or no."
+    assert task.generation.temperature == 0.2 and task.generation.do_sample
+    assert (task.config, task.metric, task.parser) == ("all", "pa_hr", "yes_no")
+    assert task.group({"sub_category": "overrely_visual_ignore_audio"}) == "overrely_visual_ignore_audio"
+
+
+@pytest.mark.parametrize("name, prompt", [
+    ("avhallubench_visual", "Describe the video in one paragraph."),
+    ("avhallubench_audio", "Describe the audio in one paragraph."),
+    ("avhallubench_speech", "What does the man/woman say in the video?"),
+])
+def test_avhallubench_prompts_and_stochastic_samples(name, prompt):
+    task = get_task(name)
+    assert task.prompt({"id": "v"}) == prompt
+    assert task.generation.temperature == 0.0
+    assert (task.samples.temperature, task.samples.top_p) == (1.0, 0.9) and task.samples.n > 1
+    assert task.metric is None and "crosscheck" in task.scored_by
+    assert task.media.video == task.media.audio == "video"
+
+
+def test_cchall_direct_prompt_is_the_authors_text():
+    text = get_task("cchall").prompt(ROW)
+    assert text.startswith("You are a hallucination detection system tasked with categorizing hallucinations "
+                           "based on images , questions and answers in two different languages.")
+    for line in ("Non-hallucination: Both the English and the other language answers are consistent",
+                 "Cross-modal, non-cross-lingual hallucination: Both the English",
+                 "Cross-lingual, non-cross-modal hallucination: The English answer is consistent",
+                 "Cross-modal, cross-lingual hallucination: Both the English",
+                 "Question: Is there a dog in the image?\nAnswer1: Yes, a dog.\nAnswer2: Ndiyo, mbwa.\n"
+                 "Options: A. Non-hallucination\nB. Cross-modal"):
+        assert line in text
+    assert text.endswith("**Final Answer: [Option]. [Option Content].**")
+    assert "step by step" not in text
+
+
+def test_cchall_cot_prompt_adds_only_the_step_by_step_trigger():
+    direct, cot = get_task("cchall").prompt(ROW), get_task("cchall_cot").prompt(ROW)
+    assert cot.replace(cchall_module.COT_TRIGGER, "") == direct
+    assert cot.index("step by step") < cot.index("Output Format")
+
+
+def test_cchall_options_are_read_from_choice_in_letter_order():
+    options = cchall_module.metric_inputs(ROW)["options"]
+    assert options[0] == "Non-hallucination" and options[3] == "Cross-modal, cross-lingual hallucination"
+    assert cchall_module.metric_inputs({**ROW, "choice": "Non-hallucination or not"}) == {"options": None}
