@@ -27,22 +27,25 @@ def _decord_errors(path: str, what: str):
                                       "with ffmpeg") from None
 
 
-def video_frames(path: str, sampling: dict, frame_limit: int):
-    """Frames, indices, start timestamps and average fps of the frames `sample_indices(**sampling)` picks.
-
-    `frame_limit` caps the frame count decord reports: decord trusts the header, which can claim
-    frames that do not exist, and seeking to one of those spins forever.
-    """
+def video_frames(path: str, sampling: dict) -> dict:
+    """The frames `sample_indices(**sampling)` picks, with their indices and start times, the
+    average fps, how many frames the header claims and how many exist, and where the last one ends."""
     with _decord_errors(path, "video"):
-        reader = decord.VideoReader(path, ctx=decord.cpu(0))
-        total = min(len(reader), frame_limit)
-        if total == 0:
-            raise EmptyMediaError(path, "video has no frames")
+        try:
+            reader = decord.VideoReader(path, ctx=decord.cpu(0))
+        except AssertionError:  # decord asserts a positive frame count
+            raise EmptyMediaError(path, "video has no frames") from None
+        # Opening demuxes every packet and records one (start, stop) per frame present. len() instead
+        # trusts the header, and asking for a frame past the real end makes get_batch spin forever.
+        reader.get_frame_timestamp(0)
+        times = reader._frame_pts  # private, but fixed by the decord==0.6.0 pin
+        total = min(len(reader), len(times))
         native_fps = float(reader.get_avg_fps())
         indices = sample_indices(total, native_fps, **sampling)
         frames = reader.get_batch(indices).asnumpy()
-        timestamps = reader.get_frame_timestamp(indices)[:, 0].astype(float).tolist()
-    return frames, list(indices), timestamps, native_fps
+    return {"frames": frames, "indices": indices, "timestamps": times[indices, 0].astype(float).tolist(),
+            "native_fps": native_fps, "header_frames": len(reader), "present_frames": len(times),
+            "end": float(times[total - 1, 1])}
 
 
 def audio_track(path: str, sample_rate: int) -> np.ndarray:

@@ -1,11 +1,10 @@
-"""Inspect a media file with ffprobe in a subprocess bounded in time, before any decoder touches it."""
+"""Inspect a media file with ffprobe in a subprocess bounded in time: streams and packets, no decoding."""
 from __future__ import annotations
 
 import json
 import shutil
 import subprocess
 from dataclasses import dataclass
-from fractions import Fraction
 from pathlib import Path
 
 from .errors import CorruptMediaError, EmptyMediaError, MediaNotFoundError, MediaTimeoutError
@@ -15,14 +14,9 @@ PROBE_TIMEOUT = 10.0  # seconds; ffprobe only demuxes, so a normal file takes we
 
 @dataclass(frozen=True)
 class StreamInfo:
-    codec: str
     duration: float | None  # seconds, as the container declares it
     packets: int  # packets actually present (counted by demuxing, not the header's claim)
-    fps: float | None = None  # video only
-    width: int | None = None
-    height: int | None = None
     sample_rate: int | None = None  # audio only
-    channels: int | None = None
 
 
 @dataclass(frozen=True)
@@ -51,37 +45,23 @@ def _float(value) -> float | None:
         return None
 
 
-def _rate(value) -> float | None:
-    try:
-        rate = Fraction(value)
-    except (TypeError, ValueError, ZeroDivisionError):
-        return None
-    return float(rate) if rate > 0 else None
-
-
 def _stream(raw: dict) -> StreamInfo:
     return StreamInfo(
-        codec=raw.get("codec_name", "?"),
         duration=_float(raw.get("duration")),
         packets=int(raw.get("nb_read_packets", 0)),
-        fps=_rate(raw.get("avg_frame_rate")) or _rate(raw.get("r_frame_rate")),
-        width=raw.get("width"),
-        height=raw.get("height"),
         sample_rate=int(raw["sample_rate"]) if raw.get("sample_rate") else None,
-        channels=raw.get("channels"),
     )
 
 
 def probe(path: str | Path, timeout: float = PROBE_TIMEOUT) -> MediaInfo:
-    """Streams and durations of `path`. Counting packets demuxes the file (no decoding), which
-    catches containers whose header claims more frames than exist, a known decord hang."""
+    """Streams, durations and packet counts of `path` (counting demuxes the file; nothing is decoded).
+    Costs one ffprobe start (~0.1 s), so loaders use it for audio tracks and to explain failures."""
     path = existing_file(path)
     binary = shutil.which("ffprobe")
     if binary is None:
         raise RuntimeError("ffprobe is required to read audio/video: install FFmpeg (`apt-get install ffmpeg`).")
     cmd = [binary, "-v", "error", "-count_packets", "-of", "json", "-show_entries",
-           "format=duration:stream=index,codec_type,codec_name,duration,nb_read_packets,avg_frame_rate,"
-           "r_frame_rate,width,height,sample_rate,channels", str(path)]
+           "format=duration:stream=codec_type,duration,nb_read_packets,sample_rate", str(path)]
     try:
         done = subprocess.run(cmd, capture_output=True, timeout=timeout, text=True)
     except subprocess.TimeoutExpired:
