@@ -12,13 +12,13 @@ class LocalEvaluate:
     """Test double for `evaluate` inside examples: `load("<name>")` loads metrics/<name> by path (no install)."""
 
     @staticmethod
-    def load(name: str, **kwargs):
-        return evaluate.load(str(METRICS / name), **kwargs)
+    def load(name: str, *args, **kwargs):
+        return evaluate.load(str(METRICS / name), *args, **kwargs)
 
 
 def readme_examples(name: str) -> str:
     """The ```python blocks of metrics/<name>/README.md, joined (the closing fences would end doctest outputs)."""
-    text = (METRICS / name / "README.md").read_text()
+    text = (METRICS / name / "README.md").read_text(encoding="utf-8")
     return "\n\n".join(re.findall(r"```python\n(.*?)```", text, flags=re.S))
 
 
@@ -31,3 +31,9 @@ def run_examples(text: str, label: str, extra_globals: dict | None = None) -> tu
     runner.run(test, out=report.append)
     failed, attempted = runner.summarize(verbose=False)
     return failed, attempted, "".join(report)
+
+
+def assert_examples_pass(text: str, label: str) -> None:
+    failed, attempted, report = run_examples(text, label)
+    assert attempted > 0, f"{label} has no examples"
+    assert failed == 0, report

@@ -6,7 +6,7 @@ import pytest
 from sklearn.metrics import roc_auc_score
 
 from hallubench.metrics.sac3 import sac3 as sac3_module
-from metric_doctests import METRICS, readme_examples, run_examples
+from metric_doctests import METRICS, assert_examples_pass, readme_examples
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -105,7 +105,10 @@ def test_auroc_is_none_with_one_class():
     "kwargs, message",
     [
         (dict(self_judgments=[], perturbed_judgments=[]), r"`self_judgments` is empty"),
-        (dict(self_judgments=[["Guess: Yes"], []], perturbed_judgments=[["x"], ["x"]]), r"`self_judgments\[1\]` holds no"),
+        (
+            dict(self_judgments=[["Guess: Yes"], []], perturbed_judgments=[["x"], ["x"]]),
+            r"`self_judgments\[1\]` holds no",
+        ),
         (
             dict(self_judgments=[["Guess: Yes"]] * 2, perturbed_judgments=[["x"]] * 2, verifier_judgments=[["x"]]),
             r"`verifier_judgments` has 1 items.*first index without a partner is 1",
@@ -122,12 +125,8 @@ def test_bad_input_names_the_argument(sac3, kwargs, message):
 
 
 def test_docstring_examples_run():
-    failed, attempted, report = run_examples(sac3_module._KWARGS_DESCRIPTION, "sac3 docstring")
-    assert attempted > 0
-    assert failed == 0, report
+    assert_examples_pass(sac3_module._KWARGS_DESCRIPTION, "sac3 docstring")
 
 
 def test_readme_examples_run():
-    failed, attempted, report = run_examples(readme_examples("sac3"), "sac3 README")
-    assert attempted > 0
-    assert failed == 0, report
+    assert_examples_pass(readme_examples("sac3"), "sac3 README")

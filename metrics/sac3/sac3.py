@@ -236,7 +236,8 @@ class Sac3(evaluate.Metric):
             scores[_SCORES[name]], probabilities[name] = _consistency_scores(name, items, unparseable, failures)
         if "sac3_m" in scores and "sac3_qm" in scores:
             scores["sac3_all"] = [
-                q + lambda_weight * (m + qm) for q, m, qm in zip(scores["sac3_q"], scores["sac3_m"], scores["sac3_qm"])
+                q + lambda_weight * (m + qm)
+                for q, m, qm in zip(scores["sac3_q"], scores["sac3_m"], scores["sac3_qm"])
             ]
 
         predictions = {name: [score > threshold for score in values] for name, values in scores.items()}

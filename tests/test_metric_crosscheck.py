@@ -1,0 +1,272 @@
+"""The crosscheck evaluate module against a straightforward numpy computation on generated judgments."""
+import math
+import os
+
+import numpy as np
+import pytest
+from scipy.stats import pearsonr, spearmanr
+
+from hallubench.metrics.crosscheck import crosscheck as crosscheck_module
+from metric_doctests import METRICS, assert_examples_pass, readme_examples
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+SYSTEMS = ["a", "b", "c", "d"]
+DOCUMENTS = ["q0", "q1", "q2", "q3", "q4"]
+T = 0.1
+
+
+@pytest.fixture(scope="module")
+def crosscheck():
+    import evaluate
+
+    return evaluate.load(str(METRICS / "crosscheck"))
+
+
+@pytest.fixture(scope="module")
+def judged():
+    """X[system][document][evidence] = per-sentence judgments; evidence = every system plus "reference"."""
+    rng = np.random.default_rng(7)
+    judged = {}
+    for system in SYSTEMS:
+        judged[system] = {}
+        for document in DOCUMENTS:
+            n_sentences = int(rng.integers(1, 6))
+            judged[system][document] = {
+                evidence: np.round(rng.random(n_sentences) * 20) / 20 for evidence in SYSTEMS + ["reference"]
+            }
+    return judged
+
+
+def records(judged, keep=lambda system, evidence: True):
+    out = {"systems": [], "documents": [], "evidence": [], "judgments": []}
+    for system, documents in judged.items():
+        for document, sources in documents.items():
+            for evidence, values in sources.items():
+                if keep(system, evidence):
+                    out["systems"].append(system)
+                    out["documents"].append(document)
+                    out["evidence"].append(evidence)
+                    out["judgments"].append(values.tolist())
+    return out
+
+
+def softmax_by_hand(selfcheck):
+    weights = np.exp(-np.asarray(selfcheck) / T)
+    return weights / weights.sum()
+
+
+def by_hand(judged, evidence_of, weights_of):
+    """Sentence = weighted sum over evidence; document = mean of its sentences; system = mean of all its sentences."""
+    systems, documents = {}, {}
+    for system in judged:
+        sentences = []
+        for document, sources in judged[system].items():
+            matrix = np.stack([sources[e] for e in evidence_of(system)])
+            score = weights_of(system, document) @ matrix
+            sentences.append(score)
+            documents[system, document] = score.mean()
+        systems[system] = np.concatenate(sentences).mean()
+    return systems, documents
+
+
+def pooled_selfcheck(judged, system):
+    return np.concatenate([judged[system][d][system] for d in DOCUMENTS]).mean()
+
+
+def assert_matches(results, expected_systems, expected_documents):
+    for system, score in expected_systems.items():
+        assert results["scores"][system] == pytest.approx(score)
+    for (system, document), score in expected_documents.items():
+        assert results["document_scores"][system][document] == pytest.approx(score)
+    assert results["ranking"] == sorted(expected_systems, key=expected_systems.get)
+
+
+def test_uniform_explicit_matches_hand_computation(crosscheck, judged):
+    results = crosscheck.compute(**records(judged), evidence_models=SYSTEMS, weighting="uniform")
+    expected = by_hand(judged, lambda s: SYSTEMS, lambda s, d: np.full(len(SYSTEMS), 1 / len(SYSTEMS)))
+    assert_matches(results, *expected)
+    first = judged["b"]["q2"]
+    np.testing.assert_allclose(results["sentence_scores"]["b"]["q2"], np.mean([first[e] for e in SYSTEMS], axis=0))
+
+
+def test_task_weights_follow_the_selfcheck_softmax(crosscheck, judged):
+    results = crosscheck.compute(**records(judged), evidence_models=SYSTEMS, temperature=T)
+    selfcheck = [pooled_selfcheck(judged, s) for s in SYSTEMS]
+    eta = softmax_by_hand(selfcheck)
+    assert_matches(results, *by_hand(judged, lambda s: SYSTEMS, lambda s, d: eta))
+    for system in SYSTEMS:
+        weights = results["eta"][system]
+        assert sum(weights.values()) == pytest.approx(1.0)
+        np.testing.assert_allclose([weights[e] for e in SYSTEMS], eta)
+        # log(eta_i / eta_j) = -(S_i - S_j) / T
+        assert math.log(weights["a"] / weights["b"]) == pytest.approx(-(selfcheck[0] - selfcheck[1]) / T)
+    assert results["selfcheck_scores"] == pytest.approx(dict(zip(SYSTEMS, selfcheck)))
+
+
+def test_per_query_weights(crosscheck, judged):
+    results = crosscheck.compute(**records(judged), evidence_models=SYSTEMS, weighting="query", temperature=T)
+
+    def eta(system, document):
+        return softmax_by_hand([judged[e][document][e].mean() for e in SYSTEMS])
+
+    assert_matches(results, *by_hand(judged, lambda s: SYSTEMS, eta))
+    for document in DOCUMENTS:
+        weights = results["eta"]["c"][document]
+        np.testing.assert_allclose([weights[e] for e in SYSTEMS], eta("c", document))
+
+
+def test_selfcheck_is_explicit_with_only_self_evidence(crosscheck, judged):
+    selfcheck = crosscheck.compute(**records(judged), evidence_models=[])
+    only_self = crosscheck.compute(**records(judged, keep=lambda s, e: s == e), weighting="uniform")
+    assert selfcheck["scores"] == pytest.approx(only_self["scores"])
+    assert selfcheck["scores"] == pytest.approx({s: pooled_selfcheck(judged, s) for s in SYSTEMS})
+    assert selfcheck["eta"] == {s: {s: 1.0} for s in SYSTEMS}
+
+
+def test_refcheck_uses_the_reference_as_evidence(crosscheck, judged):
+    results = crosscheck.compute(
+        **records(judged), evidence_models=["reference"], include_self=False, weighting="uniform"
+    )
+    assert_matches(results, *by_hand(judged, lambda s: ["reference"], lambda s, d: np.ones(1)))
+
+
+def test_target_included_among_its_own_evidence(crosscheck, judged):
+    results = crosscheck.compute(**records(judged), evidence_models=["a", "b"], weighting="uniform")
+    assert sorted(results["eta"]["c"]) == ["a", "b", "c"]
+    assert sorted(results["eta"]["a"]) == ["a", "b"]
+    excluded = crosscheck.compute(**records(judged), evidence_models=["a", "b"], include_self=False)
+    assert sorted(excluded["eta"]["c"]) == ["a", "b"]
+
+
+def test_audio_visual_takes_the_minimum_over_modalities(crosscheck, judged):
+    modality = {"a": "audio", "b": "audio", "c": "visual", "d": "visual"}
+    results = crosscheck.compute(**records(judged), evidence_models=SYSTEMS, evidence_modality=modality, temperature=T)
+    selfcheck = {s: pooled_selfcheck(judged, s) for s in SYSTEMS}
+    audio, visual = softmax_by_hand([selfcheck["a"], selfcheck["b"]]), softmax_by_hand([selfcheck["c"], selfcheck["d"]])
+    for system in SYSTEMS:
+        sentences = []
+        for document in DOCUMENTS:
+            sources = judged[system][document]
+            c_audio = audio[0] * sources["a"] + audio[1] * sources["b"]
+            c_visual = visual[0] * sources["c"] + visual[1] * sources["d"]
+            expected = np.minimum(c_audio, c_visual)
+            np.testing.assert_allclose(results["sentence_scores"][system][document], expected)
+            sentences.append(expected)
+        assert results["scores"][system] == pytest.approx(np.concatenate(sentences).mean())
+        eta = results["eta"][system]
+        assert eta["a"] + eta["b"] == pytest.approx(1.0)
+        assert eta["c"] + eta["d"] == pytest.approx(1.0)
+
+
+def test_given_selfcheck_scores_weight_evidence_without_own_records(crosscheck, judged):
+    no_reference_self = records(judged)
+    with pytest.raises(ValueError, match=r"evidence 'reference'.*no SelfCheck score"):
+        crosscheck.compute(**no_reference_self, evidence_models=["reference", "a"], include_self=False)
+    results = crosscheck.compute(
+        **no_reference_self, evidence_models=["reference", "a"], include_self=False, selfcheck_scores={"reference": 0.0}
+    )
+    expected = softmax_by_hand([0.0, pooled_selfcheck(judged, "a")])
+    np.testing.assert_allclose([results["eta"]["b"]["reference"], results["eta"]["b"]["a"]], expected)
+
+
+def test_texts_config_with_judge_and_batch_judge(judged):
+    import evaluate
+
+    crosscheck = evaluate.load(str(METRICS / "crosscheck"), "texts")
+    sentences = ["The sky is blue.", "Grass is red.", "Water is wet."]
+    texts = {
+        "systems": ["x", "x"],
+        "documents": ["q", "q"],
+        "evidence": ["x", "y"],
+        "sentences": [sentences, sentences],
+        "evidence_passages": [["The sky is blue. Water is wet."], ["Water is wet.", "The sky is blue, grass green."]],
+    }
+
+    def judge(sentence, passage):
+        return 0.0 if sentence.rstrip(".") in passage else 1.0
+
+    single = crosscheck.compute(**texts, judge=judge, weighting="uniform")
+    # evidence x supports sentences 1 and 3; y's two passages support sentence 1 once and sentence 3 once
+    np.testing.assert_allclose(single["sentence_scores"]["x"]["q"], [(0 + 0.5) / 2, 1.0, (0 + 0.5) / 2])
+    calls = []
+
+    def batch_judge(pairs):
+        calls.append(len(pairs))
+        return [judge(s, p) for s, p in pairs]
+
+    batched = crosscheck.compute(**texts, batch_judge=batch_judge, weighting="uniform")
+    assert batched["sentence_scores"] == single["sentence_scores"]
+    assert calls == [3, 6]
+    with pytest.raises(ValueError, match=r"judge output for record 0\[0\]"):
+        crosscheck.compute(**texts, judge=lambda s, p: 2.0, weighting="uniform")
+    with pytest.raises(ValueError, match=r"exactly one of `judge` or `batch_judge`"):
+        crosscheck.compute(**texts, weighting="uniform")
+
+
+def test_rank_correlation_matches_scipy():
+    rng = np.random.default_rng(3)
+    x, y = rng.random(12), rng.random(12)
+    x[3] = x[5]  # a tie: average ranks
+    helper = crosscheck_module.rank_correlation
+    assert helper(x.tolist(), y.tolist()) == pytest.approx(spearmanr(x, y)[0])
+    assert helper(x.tolist(), y.tolist(), level="document") == pytest.approx(pearsonr(x, y)[0])
+    nested_x = {"s1": {"d1": x[0], "d2": x[1]}, "s2": {"d1": x[2]}}
+    nested_y = {"s2": {"d1": y[2]}, "s1": {"d2": y[1], "d1": y[0]}}
+    assert helper(nested_x, nested_y, level="document") == pytest.approx(pearsonr(x[:3], y[:3])[0])
+    with pytest.raises(ValueError, match=r"`reference` has no value for s1/d2"):
+        helper(nested_x, {"s1": {"d1": 0.1}, "s2": {"d1": 0.2}})
+    with pytest.raises(ValueError, match=r"`scores` value 1 is nan"):
+        helper([0.1, float("nan"), 0.3], [1, 2, 3])
+    with pytest.raises(ValueError, match=r"`level`"):
+        helper([1, 2], [1, 2], level="passage")
+
+
+def columns(systems, documents, evidence, judgments):
+    return dict(systems=systems, documents=documents, evidence=evidence, judgments=judgments)
+
+
+ONE = columns(["a"], ["q"], ["a"], [[0.1]])
+TWO_DOCUMENTS = dict(systems=["a", "a"], documents=["q", "r"], evidence=["a", "a"])
+NAN = float("nan")
+BAD_INPUTS = [
+    (columns([], [], [], []), {}, r"`judgments` is empty"),
+    (columns(["a", "a"], ["q"], ["a"], [[0.1]]), {}, r"`documents` has 1 records.*first index missing .* is 1"),
+    (columns(["a"], ["q"], ["a"], [[0.1, NAN]]), {}, r"`judgments\[0\]\[1\]` is nan"),
+    ({**TWO_DOCUMENTS, "judgments": [[0.1], [1.5]]}, {}, r"`judgments\[1\]\[0\]` is 1.5"),
+    ({**TWO_DOCUMENTS, "judgments": [[0.1], [-0.2]]}, {}, r"`judgments\[1\]\[0\]` is -0.2"),
+    ({**TWO_DOCUMENTS, "judgments": [[0.1], []]}, {}, r"`judgments\[1\]` is empty"),
+    (columns(["a", "a"], ["q", "q"], ["a", "a"], [[0.1], [0.2]]), {}, r"record 1 repeats"),
+    (columns(["a", "a"], ["q", "q"], ["a", "b"], [[0.1], [0.2, 0.3]]), {}, r"`judgments\[1\]` has 2 sentences"),
+    (
+        columns(["a"] * 3, ["q", "q", "r"], ["a", "b", "a"], [[0.1], [0.2], [0.3]]),
+        {"weighting": "uniform"},
+        r"document 'r'.*same evidence",
+    ),
+    (ONE, {"weighting": "softmax"}, r"`weighting`"),
+    (ONE, {"temperature": 0}, r"`temperature`"),
+    (ONE, {"evidence_models": ["b"], "include_self": False}, r"no evidence to check against"),
+    (ONE, {"evidence_modality": {"b": "audio"}}, r"no modality for evidence 'a'"),
+    (dict(systems=["a"], documents=["q"], evidence=["a"]), {}, r"`judgments` is missing"),
+]
+
+
+@pytest.mark.parametrize("records_, options, message", BAD_INPUTS)
+def test_bad_input_names_the_argument(crosscheck, records_, options, message):
+    with pytest.raises(ValueError, match=message):
+        crosscheck.compute(**records_, **options)
+
+
+def test_unknown_config_is_refused():
+    import evaluate
+
+    with pytest.raises(ValueError, match=r"config 'sentences' is unknown"):
+        evaluate.load(str(METRICS / "crosscheck"), "sentences")
+
+
+def test_docstring_examples_run():
+    assert_examples_pass(crosscheck_module._KWARGS_DESCRIPTION, "crosscheck docstring")
+
+
+def test_readme_examples_run():
+    assert_examples_pass(readme_examples("crosscheck"), "crosscheck README")
