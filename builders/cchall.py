@@ -69,6 +69,7 @@ class CCHall(ReleaseBuilder):
                 else:
                     img.save(dest, format="PNG")
         except (UnidentifiedImageError, OSError, ValueError) as err:
+            dest.unlink(missing_ok=True)
             raise RowError(f"image bytes are not a readable image ({err})") from err
         return rel
 

@@ -135,3 +135,18 @@ def test_avhallubench_duplicates_identical_kept_once_conflicting_named(shared_da
     with pytest.raises(BuildError, match=rf"rows 5 and 176 share the id '{repeat['video_id']}' but differ"):
         build("avhallubench", release, tmp_path / "conflict", skip_missing=True)
     assert not (tmp_path / "conflict").exists()
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda item: item["annotation"][1]["claims"][0].update(claim_label="maybe"),
+     r"annotation\[1\]\.claims\[0\]\.claim_label is 'maybe'"),
+    (lambda item: item["annotation"][0].pop("segment_category"), r"annotation\[0\]\.segment_category must be a list"),
+    (lambda item: item.pop("repsonse"), r"missing field\(s\) 'repsonse'"),
+], ids=["bad-claim-label", "missing-category", "missing-response"])
+def test_mhalubench_bad_annotation_names_row_and_place(shared_data, tmp_path, change, message):
+    items = json.loads((shared_data / "mhalubench" / "image_to_text_annotated.json").read_text())
+    change(items[3])
+    (tmp_path / "image_to_text_annotated.json").write_text(json.dumps(items))
+    with pytest.raises(BuildError, match=r"image_to_text_annotated.json: row 3 \(id 'mhalubench-0003'\): " + message):
+        build("mhalubench", tmp_path / "image_to_text_annotated.json", tmp_path / "out")
+    assert build_with_summary("mhalubench", tmp_path, tmp_path / "out", skip_missing=True).rows == {"default": 199}
