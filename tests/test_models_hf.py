@@ -10,23 +10,28 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from PIL import Image
 
 from hallubench.models import (
     AudioPart,
     ChatModel,
     GenerationError,
     GenerationSettings,
+    ImagePart,
     Message,
     TextPart,
     VideoPart,
     get_model,
 )
 from hallubench.models.hf import SUPPORTED_TYPES, HFChatModel
-from tiny_models import KINDS, make_full_omni_checkpoint, make_tiny_model
+from tiny_models import EXTRA_KINDS, KINDS, make_full_omni_checkpoint, make_tiny_model
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 GREEDY = GenerationSettings(max_new_tokens=6)
+# Qwen2.5-Omni's processor upsizes video frames to >= 128 merged tokens each by default; small frames keep
+# the tiny tests fast and exercise `processor_kwargs` overriding processor defaults.
+SMALL_VIDEO = {"videos_kwargs": {"size": {"shortest_edge": 56 * 56, "longest_edge": 112 * 112}}}
 
 
 @pytest.fixture(scope="session")
@@ -41,7 +46,8 @@ def loaded(tiny_dirs):
 
     def load(kind: str) -> HFChatModel:
         if kind not in cache:
-            cache[kind] = get_model("hf", model=str(tiny_dirs[kind]), dtype="float32")
+            options = {"processor_kwargs": SMALL_VIDEO} if kind == "qwen2_5_omni" else {}
+            cache[kind] = get_model("hf", model=str(tiny_dirs[kind]), dtype="float32", **options)
         return cache[kind]
 
     return load
@@ -140,6 +146,7 @@ def test_omni_video_fps_and_audio_lengths(loaded):
     inputs = model.prepare([conv])
     t, h, w = inputs["video_grid_thw"][0].tolist()
     assert t == 4  # 8 frames / temporal patch 2, not re-sampled at the processor's default 2 fps
+    assert (h, w) == (4, 4)  # 56 px frames kept at 56 px by the processor_kwargs size override
     assert _count(inputs, config.video_token_index) == t * h * w // 4
     # Each temporal patch spans 2 frames at 4 fps = 0.5 s (feeds the time-aligned rotary positions).
     assert inputs["video_second_per_grid"].tolist() == [0.5]
@@ -157,7 +164,7 @@ def test_qwen2_audio_feature_length(loaded):
 
 def test_full_omni_checkpoint_loads_the_thinker(loaded, tiny_dirs, tmp_path):
     full = make_full_omni_checkpoint(tiny_dirs["qwen2_5_omni"], tmp_path)
-    model = HFChatModel(str(full), dtype="float32")
+    model = HFChatModel(str(full), dtype="float32", processor_kwargs=SMALL_VIDEO)
     assert model.model_type == "qwen2_5_omni" and type(model.model).__name__.endswith("ThinkerForConditionalGeneration")
     conv = [_conversation("qwen2_5_omni", "Is there a dog?")]
     assert model.generate(conv, GREEDY) == loaded("qwen2_5_omni").generate(conv, GREEDY)
@@ -194,7 +201,8 @@ def test_failed_batch_raises_generation_error_naming_conversations(loaded):
 
 @pytest.fixture(scope="module")
 def omni_av(tiny_dirs):
-    return HFChatModel(str(tiny_dirs["qwen2_5_omni"]), dtype="float32", audio_in_video=True)
+    return HFChatModel(str(tiny_dirs["qwen2_5_omni"]), dtype="float32", audio_in_video=True,
+                       processor_kwargs=SMALL_VIDEO)
 
 
 def test_omni_audio_in_video_interleaves_the_soundtrack(omni_av):
@@ -224,3 +232,25 @@ def test_omni_audio_in_video_batches_apart_from_plain_videos(omni_av, loaded):
         omni_av.generate([paired, mixed], GREEDY)
     with pytest.raises(ValueError, match="needs a Qwen2.5-Omni model"):
         HFChatModel(str(omni_av.name.removeprefix("hf:")).replace("qwen2_5_omni", "qwen2_vl"), audio_in_video=True)
+
+
+@pytest.fixture(scope="module")
+def extra_models(tmp_path_factory):
+    root = tmp_path_factory.mktemp("tiny_extra")
+    return {kind: HFChatModel(str(make_tiny_model(kind, root)), dtype="float32") for kind in EXTRA_KINDS}
+
+
+@pytest.mark.parametrize("kind", EXTRA_KINDS)
+def test_other_vision_families_batch_images_videos_and_text(extra_models, kind):
+    model = extra_models[kind]
+    video = [Message("user", [VideoPart(_frames(6), fps=3.0), TextPart("Is there a dog?")])]
+    image = [Message("user", [ImagePart(Image.new("RGB", (40, 30), "red")), TextPart("What colour?")])]
+    text = [Message("user", [TextPart("Describe what you see and hear in this clip in one sentence.")])]
+    batched = model.generate([video, image, text], GREEDY)
+    assert batched == [model.generate([c], GREEDY)[0] for c in (video, image, text)]
+    inputs = model.prepare([video])
+    if kind == "qwen2_5_vl":
+        assert inputs["video_grid_thw"][0, 0].item() == 3  # 6 frames / temporal patch 2
+        assert inputs["second_per_grid_ts"].tolist() == pytest.approx([2 / 3.0])  # from the clip's own fps
+    else:
+        assert inputs["pixel_values_videos"].shape[1] == 6  # all 6 frames, none re-sampled

@@ -14,10 +14,18 @@ from pathlib import Path
 import torch
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 from transformers import (
+    LlavaOnevisionConfig,
+    LlavaOnevisionForConditionalGeneration,
+    LlavaOnevisionImageProcessor,
+    LlavaOnevisionProcessor,
+    LlavaOnevisionVideoProcessor,
     PreTrainedTokenizerFast,
     Qwen2_5OmniProcessor,
     Qwen2_5OmniThinkerConfig,
     Qwen2_5OmniThinkerForConditionalGeneration,
+    Qwen2_5_VLConfig,
+    Qwen2_5_VLForConditionalGeneration,
+    Qwen2_5_VLProcessor,
     Qwen2AudioConfig,
     Qwen2AudioForConditionalGeneration,
     Qwen2AudioProcessor,
@@ -30,6 +38,8 @@ from transformers import (
 )
 
 KINDS = ("qwen2_5_omni", "qwen2_vl", "qwen2_audio")
+# Further kinds the hf adapter supports, built on request (not in every test's parametrization).
+EXTRA_KINDS = ("qwen2_5_vl", "llava_onevision")
 
 _CORPUS = [
     "Is there a dog barking in the video? Answer with yes or no.",
@@ -147,7 +157,43 @@ def _build_qwen2_audio(out: Path) -> None:
     _save(Qwen2AudioForConditionalGeneration(config), processor, out)
 
 
-_BUILDERS = {"qwen2_5_omni": _build_qwen2_5_omni, "qwen2_vl": _build_qwen2_vl, "qwen2_audio": _build_qwen2_audio}
+def _build_qwen2_5_vl(out: Path) -> None:
+    tok = _tokenizer(_VL_TOKENS)
+    ids = {k: tok.convert_tokens_to_ids(v) for k, v in _VL_TOKENS.items()}
+    config = Qwen2_5_VLConfig(
+        text_config=_text_config(tok, rope_parameters=_MROPE),
+        vision_config=dict(depth=1, hidden_size=32, intermediate_size=64, num_heads=2, out_hidden_size=32,
+                           fullatt_block_indexes=[0]),
+        image_token_id=ids["image_token"], video_token_id=ids["video_token"],
+        vision_start_token_id=ids["vision_start_token"], vision_end_token_id=ids["vision_end_token"])
+    image_proc, video_proc = _vision_processors()
+    processor = Qwen2_5_VLProcessor(image_processor=image_proc, tokenizer=tok, video_processor=video_proc,
+                                    chat_template=_template("<|vision_start|><|image_pad|><|vision_end|>",
+                                                            "<|vision_start|><|video_pad|><|vision_end|>", ""))
+    _save(Qwen2_5_VLForConditionalGeneration(config), processor, out)
+
+
+def _build_llava_onevision(out: Path) -> None:
+    tokens = {"image_token": "<image>", "video_token": "<video>"}
+    tok = _tokenizer(tokens)
+    # 28 px SigLIP with 14 px patches: 4 tokens per image tile, 1 per video frame after 2x2 pooling.
+    pinpoints = [[28, 28], [28, 56], [56, 28], [56, 56]]
+    config = LlavaOnevisionConfig(
+        text_config=dict(model_type="qwen2", **_text_config(tok)),
+        vision_config=dict(model_type="siglip_vision_model", hidden_size=32, intermediate_size=64,
+                           num_hidden_layers=1, num_attention_heads=2, image_size=28, patch_size=14),
+        image_token_index=tok.convert_tokens_to_ids("<image>"), video_token_index=tok.convert_tokens_to_ids("<video>"),
+        image_grid_pinpoints=pinpoints)
+    processor = LlavaOnevisionProcessor(
+        image_processor=LlavaOnevisionImageProcessor(size={"height": 28, "width": 28}, image_grid_pinpoints=pinpoints),
+        video_processor=LlavaOnevisionVideoProcessor(size={"height": 28, "width": 28}),
+        tokenizer=tok, num_image_tokens=4, vision_feature_select_strategy="full",
+        chat_template=_template("<image>", "<video>", ""))
+    _save(LlavaOnevisionForConditionalGeneration(config), processor, out)
+
+
+_BUILDERS = {"qwen2_5_omni": _build_qwen2_5_omni, "qwen2_vl": _build_qwen2_vl, "qwen2_audio": _build_qwen2_audio,
+             "qwen2_5_vl": _build_qwen2_5_vl, "llava_onevision": _build_llava_onevision}
 
 
 def _save(model, processor, out: Path) -> None:
@@ -158,9 +204,9 @@ def _save(model, processor, out: Path) -> None:
 
 
 def make_tiny_model(kind: str, out_dir: str | Path) -> Path:
-    """Write a tiny random `kind` checkpoint (one of KINDS) under out_dir/kind and return that folder."""
+    """Write a tiny random `kind` checkpoint (KINDS or EXTRA_KINDS) under out_dir/kind and return that folder."""
     if kind not in _BUILDERS:
-        raise ValueError(f"unknown tiny model kind {kind!r}; choose one of {', '.join(KINDS)}")
+        raise ValueError(f"unknown tiny model kind {kind!r}; choose one of {', '.join(_BUILDERS)}")
     out = Path(out_dir) / kind
     torch.manual_seed(0)
     _BUILDERS[kind](out)
