@@ -40,6 +40,8 @@ def _read_track(path: Path, timeout: float) -> tuple[np.ndarray, int]:
         raise NoAudioTrackError(path, "has no audio track; audio questions need a file with sound "
                                       "(check the dataset's audio_path, or skip this sample)")
     rate = info.audio.sample_rate
+    if not rate:
+        raise CorruptMediaError(path, "the audio track declares no sample rate; re-encode it with ffmpeg")
     samples = run_guarded("hallubench.loaders.decode:audio_track", str(path), rate, path=path,
                           timeout=timeout - (time.monotonic() - started))
     declared = info.audio.duration or info.duration
@@ -56,9 +58,9 @@ def load_audio(path: str | Path, sr: int = 16000, muted: bool = False, timeout: 
     """Mono float32 samples of `path` at `sr` Hz (channels averaged, resampled with librosa).
 
     wav/flac/ogg/aiff are read directly; anything else (mp4, m4a, mkv...) via its first audio track,
-    decoded in a helper process; probing and decoding take at most `timeout` seconds, else
-    MediaTimeoutError. `muted=True` returns zeros of exactly
-    the length the real audio would have (the file is still decoded, so errors are the same).
+    decoded in a helper process: probing and decoding take at most `timeout` seconds, else
+    MediaTimeoutError. `muted=True` returns zeros of exactly the length the real audio would have
+    (the file is still decoded, so the same errors are raised, e.g. NoAudioTrackError).
     """
     if not sr > 0:
         raise ValueError(f"sr must be a positive sample rate in Hz, got {sr!r}")

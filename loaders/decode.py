@@ -36,10 +36,12 @@ def video_frames(path: str, sampling: dict) -> dict:
         except AssertionError:  # decord asserts a positive frame count
             raise EmptyMediaError(path, "video has no frames") from None
         # Opening demuxes every packet and records one (start, stop) per frame present. len() instead
-        # trusts the header, and asking for a frame past the real end makes get_batch spin forever.
+        # trusts the header, and a frame past the real end can make get_batch spin (decord issue 373).
         reader.get_frame_timestamp(0)
         times = reader._frame_pts  # private, but fixed by the decord==0.6.0 pin
         total = min(len(reader), len(times))
+        if total == 0:
+            raise EmptyMediaError(path, "video has no frames")
         native_fps = float(reader.get_avg_fps())
         indices = sample_indices(total, native_fps, **sampling)
         frames = reader.get_batch(indices).asnumpy()

@@ -5,15 +5,19 @@ from pathlib import Path
 
 
 class MediaError(Exception):
-    """Base class: something is wrong with a media file. `path` is the file (or "<bytes>")."""
+    """Base class: something is wrong with a media file. `path` is the file (or "<bytes>").
 
-    def __init__(self, path: str | Path, message: str):
-        self.path = str(path)
-        self.message = message
-        super().__init__(f"{self.path}: {message}")
+    Raised as `MediaError(path, message)`; `MediaError(message)` alone (path None) serves callers
+    that report a problem with no single file, e.g. a dataset row that lacks one.
+    """
 
-    def __reduce__(self):  # picklable across processes (DataLoader workers) despite the two-argument init
-        return type(self), (self.path, self.message)
+    def __init__(self, path: str | Path, message: str | None = None):
+        self.path = None if message is None else str(path)
+        self.message = str(path) if message is None else message
+        super().__init__(self.message if self.path is None else f"{self.path}: {self.message}")
+
+    def __reduce__(self):  # picklable across processes (DataLoader workers) despite the custom init
+        return type(self), (self.message,) if self.path is None else (self.path, self.message)
 
 
 class MediaNotFoundError(MediaError, FileNotFoundError):

@@ -114,3 +114,8 @@ def test_errors_survive_pickling():  # e.g. raised inside a DataLoader worker
     for error_type in (MediaNotFoundError, CorruptMediaError, NoAudioTrackError, EmptyMediaError, MediaTimeoutError):
         copy = pickle.loads(pickle.dumps(error_type("x.mp4", "why")))
         assert type(copy) is error_type and copy.path == "x.mp4" and str(copy) == "x.mp4: why"
+
+
+def test_message_only_form_for_errors_about_no_single_file():
+    error = pickle.loads(pickle.dumps(MediaError("row 'r1' has no video file")))
+    assert error.path is None and str(error) == "row 'r1' has no video file"
