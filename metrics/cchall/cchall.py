@@ -1,0 +1,235 @@
+"""CCHall: accuracy and macro-F1 over the four joint cross-lingual / cross-modal hallucination types."""
+import re
+from typing import Optional, Sequence
+
+import datasets
+
+import evaluate
+
+
+_CITATION = """\
+@inproceedings{zhang-etal-2025-cchall,
+  title={{CCH}all: A Novel Benchmark for Joint Cross-Lingual and Cross-Modal Hallucinations Detection in Large Language Models},
+  author={Zhang, Yongheng and Liu, Xu and Zhou, Ruoxi and Chen, Qiguang and Fei, Hao and Lu, Wenpeng and Qin, Libo},
+  booktitle={Proceedings of the 63rd Annual Meeting of the Association for Computational Linguistics (Volume 1: Long Papers)},
+  pages={30728--30749},
+  year={2025},
+  doi={10.18653/v1/2025.acl-long.1485}
+}
+"""
+
+_DESCRIPTION = """\
+Scores CCHall hallucination-type classification: the model reads an image, a question and two answers
+(English and another language) and names the hallucination type. Reports accuracy, macro-F1 over the four
+types, per-type precision/recall/F1, the confusion matrix and the unparseable outputs. Outputs are parsed
+from the benchmark's "Final Answer: [Option]. [Option Content]." format, by option letter (given each
+item's options) or by type text.
+"""
+
+_KWARGS_DESCRIPTION = """
+Args:
+    predictions (`list` of `str`): raw model outputs.
+    references (`list` of `str`): the true type of each item, one of `LABELS` (case, commas and a missing
+        trailing "hallucination" are forgiven: "cross-modal, cross-lingual" is fine).
+    options (`list` of `list` of `str`, optional): per item, the four type names in letter order (A-D), so
+        that "Final Answer: B" can be read. Without them only type text is parsed.
+    groups (`dict` of `str` to `list`, optional): grouping columns (dataset_source, language,
+        language_category, ...), each with one value per prediction.
+
+Returns:
+    accuracy (`float`): share of correct predictions, in [0, 1]; unparsed predictions are wrong.
+    macro_f1 (`float`): mean F1 over the types that occur in the references or the parsed predictions,
+        in [0, 1]. An unparsed prediction lowers the recall of its true type and no type's precision.
+    per_class (`dict`): {type: {precision, recall, f1, support}}.
+    confusion_matrix (`list` of `list` of `int`): rows are true types in `LABELS` order, columns are
+        predicted types in `LABELS` order then a last "unparsed" column.
+    labels (`list` of `str`): the column order of the confusion matrix.
+    unparsed (`int`), unparsed_indices (`list` of `int`): predictions with no readable type.
+    by_group (`dict`): {column: {value: {accuracy, macro_f1, unparsed, n}}}.
+
+Examples:
+    >>> cchall = evaluate.load("cchall")
+    >>> options = [
+    ...     "Cross-modal, non-cross-lingual hallucination", "Non-hallucination",
+    ...     "Cross-modal, cross-lingual hallucination", "Cross-lingual, non-cross-modal hallucination",
+    ... ]
+    >>> results = cchall.compute(
+    ...     predictions=[
+    ...         "The Welsh answer adds a dog. **Final Answer: D. Cross-lingual, non-cross-modal hallucination.**",
+    ...         "Final Answer: B",
+    ...         "Both answers look right: non-hallucination.",
+    ...         "I cannot tell.",
+    ...     ],
+    ...     references=[
+    ...         "Cross-lingual, non-cross-modal hallucination", "Non-hallucination",
+    ...         "Cross-modal, cross-lingual hallucination", "Non-hallucination",
+    ...     ],
+    ...     options=[options] * 4,
+    ... )
+    >>> print(results["accuracy"], round(results["macro_f1"], 4), results["unparsed_indices"])
+    0.5 0.5 [3]
+    >>> print(results["confusion_matrix"][0])
+    [1, 0, 0, 0, 1]
+"""
+
+LABELS = (
+    "Non-hallucination",
+    "Cross-modal, non-cross-lingual hallucination",
+    "Cross-lingual, non-cross-modal hallucination",
+    "Cross-modal, cross-lingual hallucination",
+)
+UNPARSED = "unparsed"
+_LETTERS = "ABCD"
+# The type names as they may appear in free text; the lookbehind keeps "non-cross-..." from matching "cross-...".
+_TYPE_PATTERNS = [
+    re.compile(pattern, re.IGNORECASE)
+    for pattern in (
+        r"(?<![\w-])non-hallucinat",
+        r"(?<![\w-])cross-modal,?\s+non-cross-lingual",
+        r"(?<![\w-])cross-lingual,?\s+non-cross-modal",
+        r"(?<![\w-])cross-modal,?\s+cross-lingual",
+    )
+]
+_FINAL_ANSWER = re.compile(r"final\s+answer\s*:", re.IGNORECASE)
+# An option letter stands alone ("B", "B.", "(B)", "[B]."), so the article in "A dog ..." is no answer.
+_LETTER = re.compile(r"^[\s\[(]*([A-D])(?:[.):\]]|\s*$)")
+
+
+def canonical_label(text: str) -> Optional[str]:
+    """The `LABELS` entry that `text` names on its own (e.g. "cross-modal, cross-lingual"), else None."""
+    words = re.findall(r"[a-z]+(?:-[a-z]+)*", text.lower())
+    if len(words) > 1 and words[-1] == "hallucination":
+        words = words[:-1]
+    key = " ".join(words)
+    for label in LABELS:
+        label_words = re.findall(r"[a-z]+(?:-[a-z]+)*", label.lower())
+        if key in (" ".join(label_words), " ".join(label_words[:-1])):
+            return label
+    return None
+
+
+def _named_types(text: str) -> set:
+    return {label for label, pattern in zip(LABELS, _TYPE_PATTERNS) if pattern.search(text)}
+
+
+def parse_cchall(text: str, options: Optional[Sequence[str]] = None) -> Optional[str]:
+    """The type a model output settles on, or None.
+
+    Reads what follows the last "Final Answer:" (the whole text when there is none), markdown removed: a
+    leading option letter A-D (needs `options`, the four type names in letter order) and/or type text.
+    Letter and text must agree, and the text must name exactly one type; otherwise the output is unparsed.
+    """
+    markers = list(_FINAL_ANSWER.finditer(text))
+    answer = (text[markers[-1].end():] if markers else text).replace("*", "").replace("`", "")
+    found = _named_types(answer)
+    letter = _LETTER.match(answer)
+    if letter and options is not None:
+        found_by_letter = canonical_label(options[_LETTERS.index(letter.group(1))])
+        return found_by_letter if found <= {found_by_letter} else None
+    return found.pop() if len(found) == 1 else None
+
+
+def _check_batch(predictions, references) -> None:
+    if len(predictions) != len(references):
+        raise ValueError(
+            f"predictions has {len(predictions)} items but references has {len(references)}; "
+            f"they must pair up (first unpaired index: {min(len(predictions), len(references))})"
+        )
+    if not predictions:
+        raise ValueError("predictions and references are empty; pass at least one item")
+    for i, text in enumerate(predictions):
+        if not isinstance(text, str):
+            raise ValueError(f"predictions[{i}] is {text!r}, not a string; pass '' for an empty model output")
+    for i, label in enumerate(references):
+        if not isinstance(label, str) or canonical_label(label) is None:
+            raise ValueError(f"references[{i}] is {label!r}; expected one of {LABELS}")
+
+
+def _check_options(options, n: int) -> list:
+    if options is None:
+        return [None] * n
+    if len(options) != n:
+        raise ValueError(f"options has {len(options)} items for {n} predictions (first unpaired index: {min(len(options), n)})")
+    checked = []
+    for i, item in enumerate(options):
+        names = [canonical_label(name) if isinstance(name, str) else None for name in item]
+        if len(names) != len(_LETTERS) or sorted(filter(None, names)) != sorted(LABELS):
+            raise ValueError(f"options[{i}] is {item!r}; expected the four types {LABELS} in letter order")
+        checked.append(names)
+    return checked
+
+
+def _check_groups(groups, n: int) -> dict:
+    if groups is None:
+        return {}
+    if not isinstance(groups, dict):
+        raise ValueError(f"groups must be a dict of column name -> list of values, got {type(groups).__name__}")
+    for column, values in groups.items():
+        if len(values) != n:
+            raise ValueError(f"groups[{column!r}] has {len(values)} values for {n} predictions (first unpaired index: {min(len(values), n)})")
+        for i, value in enumerate(values):
+            if value is None or value != value:  # None or NaN
+                raise ValueError(f"groups[{column!r}][{i}] is {value!r}; every item needs a group value")
+    return groups
+
+
+def _scores(references: list, predicted: list) -> dict:
+    columns = LABELS + (UNPARSED,)
+    matrix = [[0] * len(columns) for _ in LABELS]
+    for ref, pred in zip(references, predicted):
+        matrix[LABELS.index(ref)][columns.index(pred)] += 1
+    per_class = {}
+    for k, label in enumerate(LABELS):
+        hits, support, chosen = matrix[k][k], sum(matrix[k]), sum(row[k] for row in matrix)
+        precision = hits / chosen if chosen else 0.0
+        recall = hits / support if support else 0.0
+        f1 = 2 * precision * recall / (precision + recall) if hits else 0.0
+        per_class[label] = {"precision": precision, "recall": recall, "f1": f1, "support": support}
+    present = [label for k, label in enumerate(LABELS) if per_class[label]["support"] or sum(row[k] for row in matrix)]
+    return {
+        "accuracy": sum(matrix[k][k] for k in range(len(LABELS))) / len(references),
+        "macro_f1": sum(per_class[label]["f1"] for label in present) / len(present),
+        "per_class": per_class,
+        "confusion_matrix": matrix,
+        "labels": list(columns),
+        "unparsed": predicted.count(UNPARSED),
+    }
+
+
+@evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
+class CCHall(evaluate.Metric):
+    def _info(self):
+        return evaluate.MetricInfo(
+            description=_DESCRIPTION,
+            citation=_CITATION,
+            inputs_description=_KWARGS_DESCRIPTION,
+            features=datasets.Features({"predictions": datasets.Value("string"), "references": datasets.Value("string")}),
+            codebase_urls=["https://github.com/BRZ911/CCHall"],
+            reference_urls=["https://arxiv.org/abs/2505.19108", "https://huggingface.co/datasets/67L11/CCHall"],
+        )
+
+    def add_batch(self, *, predictions=None, references=None, **kwargs):
+        """Checks the raw inputs (before evaluate turns NaN into "nan"), then adds them."""
+        _check_batch(predictions, references)
+        super().add_batch(predictions=predictions, references=references, **kwargs)
+
+    def _compute(self, predictions, references, options=None, groups=None):
+        options = _check_options(options, len(predictions))
+        groups = _check_groups(groups, len(predictions))
+        references = [canonical_label(label) for label in references]
+        predicted = [parse_cchall(text, item) or UNPARSED for text, item in zip(predictions, options)]
+        result = _scores(references, predicted)
+        result["unparsed_indices"] = [i for i, label in enumerate(predicted) if label == UNPARSED]
+        result["by_group"] = {}
+        for column, values in groups.items():
+            members: dict = {}
+            for i, value in enumerate(values):
+                members.setdefault(value, []).append(i)
+            result["by_group"][column] = {}
+            for value, idx in members.items():
+                scores = _scores([references[i] for i in idx], [predicted[i] for i in idx])
+                result["by_group"][column][value] = {
+                    "accuracy": scores["accuracy"], "macro_f1": scores["macro_f1"],
+                    "unparsed": scores["unparsed"], "n": len(idx),
+                }
+        return result
