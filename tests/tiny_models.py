@@ -107,19 +107,30 @@ def _vision_processors():
     return (Qwen2VLImageProcessor(size=_VISION_SIZE), Qwen2VLVideoProcessor(size=_VISION_SIZE))
 
 
-def _build_qwen2_vl(out: Path) -> None:
+def _build_qwen_vl(out: Path, config_cls, model_cls, processor_cls, vision_config: dict) -> None:
+    """Qwen2-VL and Qwen2.5-VL share tokens, processors and template; only the vision tower differs."""
     tok = _tokenizer(_VL_TOKENS)
     ids = {k: tok.convert_tokens_to_ids(v) for k, v in _VL_TOKENS.items()}
-    config = Qwen2VLConfig(
-        text_config=_text_config(tok, rope_parameters=_MROPE),
-        vision_config=dict(depth=1, embed_dim=32, hidden_size=32, num_heads=2, mlp_ratio=2),
+    config = config_cls(
+        text_config=_text_config(tok, rope_parameters=_MROPE), vision_config=vision_config,
         image_token_id=ids["image_token"], video_token_id=ids["video_token"],
         vision_start_token_id=ids["vision_start_token"], vision_end_token_id=ids["vision_end_token"])
     image_proc, video_proc = _vision_processors()
-    processor = Qwen2VLProcessor(image_processor=image_proc, tokenizer=tok, video_processor=video_proc,
-                                 chat_template=_template("<|vision_start|><|image_pad|><|vision_end|>",
-                                                         "<|vision_start|><|video_pad|><|vision_end|>", ""))
-    _save(Qwen2VLForConditionalGeneration(config), processor, out)
+    processor = processor_cls(image_processor=image_proc, tokenizer=tok, video_processor=video_proc,
+                              chat_template=_template("<|vision_start|><|image_pad|><|vision_end|>",
+                                                      "<|vision_start|><|video_pad|><|vision_end|>", ""))
+    _save(model_cls(config), processor, out)
+
+
+def _build_qwen2_vl(out: Path) -> None:
+    _build_qwen_vl(out, Qwen2VLConfig, Qwen2VLForConditionalGeneration, Qwen2VLProcessor,
+                   dict(depth=1, embed_dim=32, hidden_size=32, num_heads=2, mlp_ratio=2))
+
+
+def _build_qwen2_5_vl(out: Path) -> None:
+    _build_qwen_vl(out, Qwen2_5_VLConfig, Qwen2_5_VLForConditionalGeneration, Qwen2_5_VLProcessor,
+                   dict(depth=1, hidden_size=32, intermediate_size=64, num_heads=2, out_hidden_size=32,
+                        fullatt_block_indexes=[0]))
 
 
 def _build_qwen2_5_omni(out: Path) -> None:
@@ -155,22 +166,6 @@ def _build_qwen2_audio(out: Path) -> None:
         feature_extractor=WhisperFeatureExtractor(feature_size=128), tokenizer=tok,
         chat_template=_template("", "", "Audio: <|audio_bos|><|AUDIO|><|audio_eos|>\n"))
     _save(Qwen2AudioForConditionalGeneration(config), processor, out)
-
-
-def _build_qwen2_5_vl(out: Path) -> None:
-    tok = _tokenizer(_VL_TOKENS)
-    ids = {k: tok.convert_tokens_to_ids(v) for k, v in _VL_TOKENS.items()}
-    config = Qwen2_5_VLConfig(
-        text_config=_text_config(tok, rope_parameters=_MROPE),
-        vision_config=dict(depth=1, hidden_size=32, intermediate_size=64, num_heads=2, out_hidden_size=32,
-                           fullatt_block_indexes=[0]),
-        image_token_id=ids["image_token"], video_token_id=ids["video_token"],
-        vision_start_token_id=ids["vision_start_token"], vision_end_token_id=ids["vision_end_token"])
-    image_proc, video_proc = _vision_processors()
-    processor = Qwen2_5_VLProcessor(image_processor=image_proc, tokenizer=tok, video_processor=video_proc,
-                                    chat_template=_template("<|vision_start|><|image_pad|><|vision_end|>",
-                                                            "<|vision_start|><|video_pad|><|vision_end|>", ""))
-    _save(Qwen2_5_VLForConditionalGeneration(config), processor, out)
 
 
 def _build_llava_onevision(out: Path) -> None:
