@@ -1,4 +1,6 @@
-"""Runs the `>>>` examples of a metric's docstring or README, loading the metric from metrics/<name> by path."""
+"""Checks shared by the metric tests: run the `>>>` examples of a docstring or README (loading metrics/<name> by
+path) and check that a metric file imports nothing from hallubench."""
+import ast
 import doctest
 import re
 from pathlib import Path
@@ -37,3 +39,12 @@ def assert_examples_pass(text: str, label: str) -> None:
     failed, attempted, report = run_examples(text, label)
     assert attempted > 0, f"{label} has no examples"
     assert failed == 0, report
+
+
+def assert_standalone(name: str) -> None:
+    """evaluate copies metrics/<name>/<name>.py alone, so it may import nothing from hallubench."""
+    tree = ast.parse((METRICS / name / f"{name}.py").read_text(encoding="utf-8"))
+    imported = [alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names]
+    imported += [node.module or "." for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)]
+    offending = [module for module in imported if module.startswith(("hallubench", "."))]
+    assert not offending, f"metrics/{name}/{name}.py imports {offending}"

@@ -7,7 +7,7 @@ import pytest
 from scipy.stats import pearsonr, spearmanr
 
 from hallubench.metrics.crosscheck import crosscheck as crosscheck_module
-from metric_doctests import METRICS, assert_examples_pass, readme_examples
+from metric_doctests import METRICS, assert_examples_pass, assert_standalone, readme_examples
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -39,6 +39,7 @@ def judged():
 
 
 def records(judged, keep=lambda system, evidence: True):
+    """The generated judgments as record columns, built by hand (records_from_nested is tested against this)."""
     out = {"systems": [], "documents": [], "evidence": [], "judgments": []}
     for system, documents in judged.items():
         for document, sources in documents.items():
@@ -49,6 +50,17 @@ def records(judged, keep=lambda system, evidence: True):
                     out["evidence"].append(evidence)
                     out["judgments"].append(values.tolist())
     return out
+
+
+def test_records_from_nested(judged):
+    assert crosscheck_module.records_from_nested(judged) == records(judged)
+    as_list = crosscheck_module.records_from_nested({"s": [{"e": [0.5]}, {"e": [0.1, 0.2]}]})
+    assert as_list == {
+        "systems": ["s", "s"],
+        "documents": ["0", "1"],
+        "evidence": ["e", "e"],
+        "judgments": [[0.5], [0.1, 0.2]],
+    }
 
 
 def softmax_by_hand(selfcheck):
@@ -270,3 +282,7 @@ def test_docstring_examples_run():
 
 def test_readme_examples_run():
     assert_examples_pass(readme_examples("crosscheck"), "crosscheck README")
+
+
+def test_module_file_stands_alone():
+    assert_standalone("crosscheck")

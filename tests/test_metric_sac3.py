@@ -6,7 +6,7 @@ import pytest
 from sklearn.metrics import roc_auc_score
 
 from hallubench.metrics.sac3 import sac3 as sac3_module
-from metric_doctests import METRICS, assert_examples_pass, readme_examples
+from metric_doctests import METRICS, assert_examples_pass, assert_standalone, readme_examples
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -130,3 +130,7 @@ def test_docstring_examples_run():
 
 def test_readme_examples_run():
     assert_examples_pass(readme_examples("sac3"), "sac3 README")
+
+
+def test_module_file_stands_alone():
+    assert_standalone("sac3")

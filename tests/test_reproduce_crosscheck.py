@@ -10,7 +10,7 @@ import os
 import pytest
 from scipy.stats import rankdata
 
-from hallubench.metrics.crosscheck.crosscheck import rank_correlation
+from hallubench.metrics.crosscheck.crosscheck import rank_correlation, records_from_nested
 from metric_doctests import METRICS
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -40,29 +40,29 @@ def load_target(folder, target):
 
 
 def wikibio_records(shared_data):
-    """Flat records for the crosscheck module: one per target, document and evidence model, judgments in [0, 1]."""
+    """Records for the crosscheck module, judgments divided by the 20 samples they sum over."""
     folder = shared_data / "crosscheck_wikibio" / "judgments"
-    records = {"systems": [], "documents": [], "evidence": [], "judgments": []}
-    for target in TARGETS:
-        for doc_index, document in enumerate(load_target(folder, target)):
-            for evidence, sums in document.items():
-                records["systems"].append(target)
-                records["documents"].append(str(doc_index))
-                records["evidence"].append(evidence)
-                records["judgments"].append([value / SAMPLES for value in sums])
-    return records
+    nested = {
+        target: [
+            {evidence: [value / SAMPLES for value in sums] for evidence, sums in document.items()}
+            for document in load_target(folder, target)
+        ]
+        for target in TARGETS
+    }
+    return records_from_nested(nested)
 
 
 def refcheck_records(shared_data):
+    """RefCheck: one evidence "model", the Wikipedia reference, judged once per sentence (already in [0, 1])."""
     folder = shared_data / "crosscheck_wikibio" / "judgments"
-    records = {"systems": [], "documents": [], "evidence": [], "judgments": []}
-    for target in TARGETS:
-        for doc_index, document in enumerate(load_judgment_file(folder / f"crosscheck_prompt_{target}_refcheck.json")):
-            records["systems"].append(target)
-            records["documents"].append(str(doc_index))
-            records["evidence"].append("reference")
-            records["judgments"].append(document["ref"])
-    return records
+    nested = {
+        target: [
+            {"reference": document["ref"]}
+            for document in load_judgment_file(folder / f"crosscheck_prompt_{target}_refcheck.json")
+        ]
+        for target in TARGETS
+    }
+    return records_from_nested(nested)
 
 
 def overall_rank_sum(shared_data):

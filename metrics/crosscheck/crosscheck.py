@@ -54,6 +54,7 @@ Args (config "texts"; the same records with texts instead of judgments):
     evidence_passages (`list` of `list` of `str`): per record, the evidence model's sampled passages.
     judge (`callable`): `judge(sentence, evidence_passage) -> float` in [0, 1] (1 = not supported), or
     batch_judge (`callable`): `batch_judge(list of (sentence, evidence_passage)) -> list of float`.
+    `records_from_nested({system: [{evidence model: [per-sentence judgment]} per document]})` builds these columns.
 Keyword arguments (both configs):
     weighting (`str`): "uniform", "task" (one eta per evidence model for the whole task, eq. 4) or "query"
         (eta per query from each evidence model's SelfCheck score on that query). Defaults to "task".
@@ -63,8 +64,8 @@ Keyword arguments (both configs):
         evidence_models=[] gives SelfCheckGPT.
     evidence_modality (`dict` of `str` to `str`, *optional*): the modality of each evidence model; a sentence then
         scores the minimum over modalities, with eta normalized within each modality.
-    selfcheck_scores (`dict` of `str` to `float`, *optional*): SelfCheck scores for evidence models that have no own
-        records (needed for eta with "task" weighting).
+    selfcheck_scores (`dict` of `str` to `float`, *optional*): SelfCheck scores for eta with "task" weighting, for
+        evidence models that have no own records; a given score takes precedence over one computed from records.
 
 Returns:
     scores (`dict`): per system, the mean sentence score over all its sentences (lower = less hallucination).
@@ -203,6 +204,21 @@ def _check_judgments(name: str, values) -> None:
     for k, value in enumerate(values):
         if not isinstance(value, numbers.Real) or math.isnan(value) or not 0.0 <= value <= 1.0:
             raise ValueError(f"`{name}[{k}]` is {value!r}; judgments must be numbers in [0, 1] (1 = not supported).")
+
+
+def records_from_nested(nested: Mapping) -> dict[str, list]:
+    """{system: documents} -> the four record columns of compute(), documents being a list (ids "0", "1", ...) or a
+    dict of {document id: {evidence model: [per-sentence judgment]}}."""
+    columns = {"systems": [], "documents": [], "evidence": [], "judgments": []}
+    for system, documents in nested.items():
+        items = documents.items() if isinstance(documents, Mapping) else enumerate(documents)
+        for document, sources in items:
+            for source, values in sources.items():
+                columns["systems"].append(system)
+                columns["documents"].append(str(document))
+                columns["evidence"].append(source)
+                columns["judgments"].append(list(values))
+    return columns
 
 
 def build_table(systems, documents, evidence, judgments) -> dict:
