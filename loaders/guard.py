@@ -10,16 +10,17 @@ and it is reused across calls, so a normal file pays only the pickling of its re
 """
 from __future__ import annotations
 
-import importlib
 import os
-import pickle
 import subprocess
 import sys
 import threading
 from multiprocessing.connection import Connection
 from pathlib import Path
 
-from .errors import CorruptMediaError, MediaError, MediaTimeoutError
+from .errors import CorruptMediaError, MediaTimeoutError
+
+
+STARTUP_TIMEOUT = 60.0  # seconds for a new helper to import decord and say it is ready
 
 
 class _Helper:
@@ -27,14 +28,25 @@ class _Helper:
         request_read, request_write = os.pipe()
         reply_read, reply_write = os.pipe()
         self.process = subprocess.Popen(
-            [sys.executable, "-m", __name__, str(request_read), str(reply_write)],
+            [sys.executable, "-m", "hallubench.loaders.helper", str(request_read), str(reply_write)],
             pass_fds=(request_read, reply_write),
+            env={**os.environ, "PYTHONPATH": os.pathsep.join(entry for entry in sys.path if entry)},
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )
         os.close(request_read)
         os.close(reply_write)
         self.requests = Connection(request_write, readable=False)
         self.replies = Connection(reply_read, writable=False)
+        if not (self.replies.poll(STARTUP_TIMEOUT) and self._said_ready()):
+            self.close()
+            raise RuntimeError(f"the media decoding helper did not start; run `{sys.executable} -m "
+                               "hallubench.loaders.helper` to see why (is decord installed?)")
+
+    def _said_ready(self) -> bool:
+        try:
+            return self.replies.recv() == "ready"
+        except (EOFError, OSError):
+            return False
 
     def close(self) -> None:
         self.process.kill()
@@ -45,15 +57,23 @@ class _Helper:
 
 _lock = threading.Lock()
 _helper: _Helper | None = None
-_owner_pid: int | None = None  # a forked child (e.g. a DataLoader worker) must not share its parent's helper
+
+
+def _forget_parents_helper() -> None:
+    """In a forked child (e.g. a DataLoader worker): start afresh; the parent's helper and lock stay the parent's."""
+    global _lock, _helper
+    _lock, _helper = threading.Lock(), None
+
+
+os.register_at_fork(after_in_child=_forget_parents_helper)
 
 
 def _current_helper() -> _Helper:
-    global _helper, _owner_pid
-    if _helper is None or _owner_pid != os.getpid() or _helper.process.poll() is not None:
-        if _helper is not None and _owner_pid == os.getpid():
-            _helper.close()
-        _helper, _owner_pid = _Helper(), os.getpid()
+    global _helper
+    if _helper is not None and _helper.process.poll() is not None:
+        _discard_helper()
+    if _helper is None:
+        _helper = _Helper()
     return _helper
 
 
@@ -87,28 +107,3 @@ def run_guarded(target: str, *args, path: str | Path, timeout: float):
     if ok:
         return value
     raise value
-
-
-def _serve(request_fd: int, reply_fd: int) -> None:
-    requests = Connection(request_fd, writable=False)
-    replies = Connection(reply_fd, readable=False)
-    while True:
-        try:
-            target, args = requests.recv()
-        except EOFError:  # the parent exited or closed us
-            return
-        module, function = target.split(":")
-        try:
-            reply = (True, getattr(importlib.import_module(module), function)(*args))
-        except MediaError as error:
-            reply = (False, error)
-        except Exception as error:  # anything else is a bug, but must still reach the caller
-            reply = (False, RuntimeError(f"{target} failed in the decoding helper: {error!r}"))
-        try:
-            replies.send(reply)
-        except pickle.PicklingError as error:
-            replies.send((False, RuntimeError(f"{target} returned an unpicklable result: {error}")))
-
-
-if __name__ == "__main__":
-    _serve(int(sys.argv[1]), int(sys.argv[2]))
