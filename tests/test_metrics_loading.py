@@ -1,0 +1,136 @@
+"""Bare-name loading after `hallubench metrics install`, and the Space layout / upload of `metrics push`."""
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import evaluate
+import pytest
+
+from hallubench.cli.main import main
+from hallubench.metrics import install as metrics
+
+MINE = ("pa_hr", "cchall", "mhalubench")
+
+
+def test_available_lists_every_metric_folder():
+    found = metrics.available()
+    assert set(MINE) <= set(found)
+    expected = {p.name for p in metrics.METRICS_DIR.iterdir() if (p / f"{p.name}.py").is_file()}
+    assert set(found) == expected
+    with pytest.raises(ValueError, match="unknown metric 'nope'; packaged metrics: .*pa_hr"):
+        metrics.script("nope")
+
+
+def test_install_writes_evaluates_cache_layout_and_is_idempotent(tmp_path):
+    first = metrics.install(tmp_path)
+    assert {item.name for item in first} == set(metrics.available()) and all(item.changed for item in first)
+    for item in first:
+        module_dir = tmp_path / "evaluate_modules" / "metrics" / f"evaluate-metric--{item.name}"
+        assert item.path.parent.parent == module_dir and len(item.path.parent.name) == 64
+        assert item.path.read_bytes() == metrics.script(item.name).read_bytes()
+        for package in (tmp_path / "evaluate_modules", module_dir.parent, module_dir, item.path.parent):
+            assert (package / "__init__.py").is_file()
+    stale = first[0].path.parent.parent / ("0" * 64)
+    stale.mkdir()
+    second = metrics.install(tmp_path)
+    assert [(i.name, i.path, i.changed) for i in second] == [(i.name, i.path, False) for i in first]
+    assert not stale.exists()  # evaluate takes the newest copy, so older ones must go
+
+
+LOAD_ALL = """
+import doctest, json, sys
+import evaluate
+out = {}
+for name in sys.argv[1:]:
+    metric = evaluate.load(name)
+    module = sys.modules[type(metric).__module__]
+    failed, attempted = doctest.testmod(module, extraglobs={"evaluate": evaluate})
+    out[name] = {"file": module.__file__, "class": type(metric).__name__, "failed": failed, "attempted": attempted}
+out["pa_hr_accuracy"] = evaluate.load("pa_hr").compute(predictions=["Yes.", "no"], references=["yes", "yes"])["accuracy"]
+print(json.dumps(out))
+"""
+
+
+def test_bare_name_load_offline_from_another_directory(tmp_path):
+    cache, elsewhere = tmp_path / "modules", tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    assert main(["metrics", "install", "--modules-cache", str(cache)]) == 0
+    # HF_EVALUATE_OFFLINE too: evaluate ignores HF_HUB_OFFLINE, and without it a network that swallows
+    # connections makes each load wait minutes for the Hub (see hallubench.metrics).
+    env = {**os.environ, "HF_MODULES_CACHE": str(cache), "HF_HUB_OFFLINE": "1", "HF_EVALUATE_OFFLINE": "1"}
+    done = subprocess.run([sys.executable, "-c", LOAD_ALL, *MINE], cwd=elsewhere, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    for name in MINE:
+        assert Path(out[name]["file"]).is_relative_to(cache / "evaluate_modules" / "metrics" / f"evaluate-metric--{name}")
+        assert out[name]["attempted"] > 0 and out[name]["failed"] == 0, out[name]
+    assert out["pa_hr_accuracy"] == 0.5
+
+
+def test_list_and_install_cli(tmp_path, capsys):
+    assert main(["metrics", "list"]) == 0
+    listed = [line.split("\t")[0] for line in capsys.readouterr().out.splitlines()]
+    assert listed == list(metrics.available())
+    assert main(["metrics", "install", "--modules-cache", str(tmp_path)]) == 0
+    assert main(["metrics", "install", "--modules-cache", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "pa_hr: installed at" in out and "pa_hr: up to date at" in out and str(tmp_path) in out
+
+
+def test_push_dry_run_lays_out_an_evaluate_space(tmp_path, capsys):
+    out_dir = tmp_path / "space"
+    assert main(["metrics", "push", "pa_hr", "--repo", "someone/pa_hr", "--dry-run", "--out", str(out_dir)]) == 0
+    assert "not uploaded to someone/pa_hr" in capsys.readouterr().out
+    assert sorted(p.name for p in out_dir.iterdir()) == ["README.md", "app.py", "pa_hr.py", "requirements.txt"]
+    card = (out_dir / "README.md").read_text()
+    assert card.startswith("---\n") and "sdk: gradio" in card and "app_file: app.py" in card
+    app = (out_dir / "app.py").read_text()
+    compile(app, "app.py", "exec")
+    assert "launch_gradio_widget(module)" in app and '"pa_hr.py"' in app
+    assert f"evaluate=={evaluate.__version__}" in (out_dir / "requirements.txt").read_text().splitlines()
+
+
+class FakeHfApi:
+    """Test double for huggingface_hub.HfApi: records the calls and the uploaded folder's files."""
+
+    def __init__(self, token=None):
+        self.calls = []
+
+    def create_repo(self, repo_id, **kwargs):
+        self.calls.append(("create_repo", repo_id, kwargs))
+        return f"https://huggingface.co/spaces/{repo_id}"
+
+    def upload_folder(self, *, repo_id, folder_path, **kwargs):
+        files = {p.name: p.read_text() for p in Path(folder_path).iterdir()}
+        self.calls.append(("upload_folder", repo_id, {**kwargs, "files": files}))
+
+
+def test_push_creates_a_gradio_space_and_uploads_the_layout():
+    api = FakeHfApi()
+    url = metrics.push("cchall", "someone/cchall", api=api)
+    assert url == "https://huggingface.co/spaces/someone/cchall"
+    (create, repo, create_kwargs), (upload, upload_repo, upload_kwargs) = api.calls
+    assert (create, repo, upload, upload_repo) == ("create_repo", "someone/cchall", "upload_folder", "someone/cchall")
+    assert create_kwargs == {"repo_type": "space", "space_sdk": "gradio", "exist_ok": True}
+    assert upload_kwargs["repo_type"] == "space"
+    assert sorted(upload_kwargs["files"]) == ["README.md", "app.py", "cchall.py", "requirements.txt"]
+    assert upload_kwargs["files"]["cchall.py"] == metrics.script("cchall").read_text()
+
+
+def test_push_cli_uploads_through_hfapi(monkeypatch, capsys):
+    import huggingface_hub
+
+    made = []
+    monkeypatch.setattr(huggingface_hub, "HfApi", lambda token=None: made.append(FakeHfApi(token)) or made[-1])
+    assert main(["metrics", "push", "mhalubench", "--repo", "someone/mhalubench"]) == 0
+    assert [call[0] for call in made[0].calls] == ["create_repo", "upload_folder"]
+    assert "uploaded mhalubench to https://huggingface.co/spaces/someone/mhalubench" in capsys.readouterr().out
+
+
+def test_push_rejects_unknown_metric(capsys):
+    with pytest.raises(SystemExit):
+        main(["metrics", "push", "nope", "--repo", "someone/nope", "--dry-run"])
+    assert "invalid choice: 'nope'" in capsys.readouterr().err
