@@ -29,9 +29,10 @@ def test_other_target_rate(tmp_path):
     assert peak_hz(clip.samples, 8000) == pytest.approx(300, abs=2)
 
 
-def test_stereo_flac_is_averaged_to_mono(tmp_path):
+@pytest.mark.parametrize("suffix", [".wav", ".flac"])
+def test_stereo_is_averaged_to_mono(tmp_path, suffix):
     left = tone(440, 1.0)
-    path = tmp_path / "stereo.flac"
+    path = tmp_path / f"stereo{suffix}"
     sf.write(path, np.stack([left, -0.5 * left], axis=1), 16000)
     clip = load_audio(path)
     assert clip.samples.shape == (16000,)
