@@ -60,6 +60,9 @@ class BaseJudge(ABC):
         judgments = self._judge(pairs)
         if len(judgments) != len(pairs):
             raise RuntimeError(f"{self.judge_id}: {len(judgments)} judgments for {len(pairs)} pairs")
+        for i, j in enumerate(judgments):
+            if not 0.0 <= j.score <= 1.0:  # also rejects NaN
+                raise ValueError(f"{self.judge_id}: score {j.score!r} for pairs[{i}] is outside [0, 1]")
         self.counters["pairs"] += len(pairs)
         for j in judgments:
             if j.undecided:

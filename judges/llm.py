@@ -6,7 +6,8 @@ Prompts, verbatim from the authors' code:
 - explicit: SelfCheckGPT's `SelfCheckLLMPrompt.prompt_template` (selfcheckgpt 0.1.7,
   selfcheckgpt/modeling_selfcheck.py), which CrossCheckGPT's `CrossCheckLLMPrompt` reuses
   (github.com/BriansIDP/crosscheckgpt, crosscheckgpt/modeling_crosscheck.py). The evidence passage's
-  newlines become spaces, as there; at most 5 new tokens; "yes" -> 0, "no" -> 1, else 0.5 (undecided).
+  newlines become spaces, as there; at most 5 new tokens; "yes" -> 0, "no" -> 1, else 0.5 (undecided,
+  counted in `counters["undecided"]` and `undecided_outputs`).
 - implicit (two steps, no evidence passage: the judge model checks the sentence against its own
   knowledge of the subject): `questionpromptcot` then `questionpromptcot2` of
   github.com/BriansIDP/crosscheckgpt selfcheckgpt/prompts.py, run as in `CrossCheckQuestionsLLMPrompt`
@@ -14,6 +15,8 @@ Prompts, verbatim from the authors' code:
   HAS errors, so there "yes" -> 1 and "no" -> 0 (else 0.5, undecided), as upstream.
 """
 from __future__ import annotations
+
+import re
 
 from hallubench.judges.base import BaseJudge, Judgment, Pair
 from hallubench.models.protocol import ChatModel, GenerationSettings, Message, TextPart
@@ -33,26 +36,30 @@ IMPLICIT_VERDICT_PROMPT = (
     '{{"Answer": <YES_or_NO>}}'
 )
 UNDECIDED = 0.5
+_EXPLICIT_SCORES = {"yes": 0.0, "no": 1.0}
+_FIRST_WORD = re.compile(r"\W*(\w+)")
+_YES_NO = re.compile(r"\b(yes|no)\b")
 
 
 def parse_explicit(text: str) -> Judgment:
-    """SelfCheckLLMPrompt.text_postprocessing: the answer starts with yes (0.0) or no (1.0), else 0.5 undecided."""
-    answer = text.lower().strip()
-    if answer.startswith("yes"):
-        return Judgment(0.0, raw=text)
-    if answer.startswith("no"):
-        return Judgment(1.0, raw=text)
+    """Upstream rule (SelfCheckLLMPrompt.text_postprocessing): the answer starts with yes (0.0) or no (1.0),
+    else 0.5, undecided. As a whole word only: upstream's bare prefix test would read "Not sure" or "None"
+    as "no"."""
+    first = _FIRST_WORD.match(text.lower())
+    word = first.group(1) if first else None
+    if word in _EXPLICIT_SCORES:
+        return Judgment(_EXPLICIT_SCORES[word], raw=text)
     return Judgment(UNDECIDED, undecided=True, raw=text)
 
 
 def parse_implicit(text: str) -> Judgment:
-    """CrossCheckQuestionsLLMPrompt.text_postprocessing: "yes" (has errors, 1.0) xor "no" (0.0) appears
-    anywhere in the verdict, else 0.5 undecided."""
-    answer = text.lower()
-    has_yes, has_no = "yes" in answer, "no" in answer
-    if has_yes and not has_no:
+    """Upstream rule (CrossCheckQuestionsLLMPrompt.text_postprocessing): "yes" (has errors, 1.0) xor "no"
+    (0.0) in the verdict, else 0.5, undecided. Whole words only: upstream's substring test finds "no" in
+    "not", "know" or "another"."""
+    words = set(_YES_NO.findall(text.lower()))
+    if words == {"yes"}:
         return Judgment(1.0, raw=text)
-    if has_no and not has_yes:
+    if words == {"no"}:
         return Judgment(0.0, raw=text)
     return Judgment(UNDECIDED, undecided=True, raw=text)
 

@@ -27,6 +27,16 @@ def score_of(sentence, evidence):
     return (len(sentence) * 7 + len(evidence) * 3) % 11 / 10
 
 
+def test_bad_pairs_and_out_of_range_scores_are_refused():
+    judge = CountingJudgeDouble()
+    with pytest.raises(TypeError, match=r"pairs\[1\] must be a \(sentence: str, evidence: str\) tuple"):
+        judge.score_batch([("a", "b"), ("only one",)])
+    broken = CountingJudgeDouble()
+    broken._judge = lambda pairs: [Judgment(float("nan")) for _ in pairs]
+    with pytest.raises(ValueError, match=r"score nan for pairs\[0\] is outside \[0, 1\]"):
+        broken.score_batch([("a", "b")])
+
+
 def test_key_depends_on_every_field():
     base = judgment_key("s", "e", "j", "v")
     assert len(base) == 64

@@ -1,5 +1,8 @@
 """LLM judges: exact CrossCheckGPT prompts, Yes/No parsing with the undecided counter, batching, and a
 run on a tiny random `hf` checkpoint."""
+import json
+
+import httpx
 import pytest
 
 from hallubench.judges import CachedJudge, JudgmentCache
@@ -55,7 +58,8 @@ def test_explicit_judge_sends_the_prompt_and_maps_answers():
 @pytest.mark.parametrize(
     "text, score, undecided",
     [("Yes", 0.0, False), ("  yes.", 0.0, False), ("No", 1.0, False), ("no, it is not", 1.0, False),
-     ("Maybe", 0.5, True), ("", 0.5, True), ("The answer is yes", 0.5, True)],
+     ("**No**", 1.0, False), ("Maybe", 0.5, True), ("", 0.5, True), ("The answer is yes", 0.5, True),
+     ("Not sure", 0.5, True), ("None of it", 0.5, True), ("Yesterday", 0.5, True)],
 )
 def test_parse_explicit(text, score, undecided):
     judgment = parse_explicit(text)
@@ -64,7 +68,8 @@ def test_parse_explicit(text, score, undecided):
 
 @pytest.mark.parametrize(
     "text, score, undecided",
-    [('{"Answer": "YES"}', 1.0, False), ('{"Answer": "NO"}', 0.0, False), ("yes or no", 0.5, True), ("unsure", 0.5, True)],
+    [('{"Answer": "YES"}', 1.0, False), ('{"Answer": "NO"}', 0.0, False), ('{"Answer": "NO"} I know', 0.0, False),
+     ('{"Answer": "YES"}, not correct', 1.0, False), ("yes or no", 0.5, True), ("unsure", 0.5, True)],
 )
 def test_parse_implicit_yes_means_errors(text, score, undecided):
     assert (parse_implicit(text).score, parse_implicit(text).undecided) == (score, undecided)
@@ -94,6 +99,27 @@ def test_implicit_judge_runs_both_steps_with_the_verbatim_prompts():
 def test_not_a_chat_model_is_refused():
     with pytest.raises(TypeError, match="ChatModel"):
         ExplicitLLMJudge(object())
+
+
+def test_explicit_judge_through_the_openai_adapter():
+    from hallubench.models import get_model
+
+    bodies = []
+
+    def server_double(request):  # test double for an OpenAI-compatible server
+        body = json.loads(request.content)
+        bodies.append(body)
+        prompt = body["messages"][-1]["content"][-1]["text"]
+        reply = "Yes" if "Sentence: Paris is in France." in prompt else "Not sure"
+        return httpx.Response(200, json={"choices": [{"index": 0, "message": {"role": "assistant", "content": reply},
+                                                      "finish_reason": "stop"}]})
+
+    model = get_model("openai", model="judge-llm", base_url="http://judge.test/v1", api_key_env=None,
+                      transport=httpx.MockTransport(server_double))
+    judge = ExplicitLLMJudge(model)
+    assert judge.score_batch([("Paris is in France.", "Paris is the capital of France."), ("It is blue.", "x")]) == [0.0, 0.5]
+    assert {(b["max_tokens"], b["temperature"]) for b in bodies} == {(5, 0.0)}
+    assert judge.undecided_outputs == {"Not sure": 1}
 
 
 def test_explicit_judge_on_tiny_hf_model(tmp_path, monkeypatch):

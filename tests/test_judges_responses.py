@@ -2,7 +2,7 @@
 import pytest
 
 from hallubench.judges import BaseJudge, Judgment, judge_responses
-from hallubench.judges.sentences import split_sentences
+from hallubench.judges.sentences import sentence_backend, spacy_available, split_sentences
 
 
 class TableJudgeDouble(BaseJudge):
@@ -89,4 +89,15 @@ def test_split_sentences():
         split_sentences("x", language="xx", backend="pysbd")
     with pytest.raises(ValueError, match="backend='nltk'"):
         split_sentences("x", backend="nltk")
+
+
+def test_spacy_is_used_only_when_installed():
+    if spacy_available():
+        assert sentence_backend() == "spacy"
+        assert split_sentences("It rains. We stay.", backend="spacy") == ["It rains.", "We stay."]
+    else:
+        assert sentence_backend() == "pysbd"
+        with pytest.raises(ValueError, match="needs spaCy with en_core_web_sm"):
+            split_sentences("x", backend="spacy")
+    assert sentence_backend("fr") == "pysbd"
 
