@@ -234,7 +234,7 @@ def build_table(systems, documents, evidence, judgments) -> dict:
             )
     table: dict = defaultdict(lambda: defaultdict(dict))
     for i, (system, document, source, values) in enumerate(zip(systems, documents, evidence, judgments)):
-        if not values:
+        if len(values) == 0:
             raise ValueError(f"`judgments[{i}]` is empty; every passage needs at least one sentence judgment.")
         _check_judgments(f"judgments[{i}]", values)
         passage = table[system][document]
