@@ -26,7 +26,7 @@ from hallubench.loaders.probe import probe
 from hallubench.loaders.sampling import sample_indices
 from hallubench.loaders.synthetic import shape_frames, write_mp4
 
-REPEATS = 3
+REPEATS = 5
 CHUNK = 64  # frames per get_batch when decoding everything, to bound memory
 
 
@@ -41,7 +41,7 @@ def textured_video(path: Path, seconds: float, fps: float, size: tuple[int, int]
     return write_mp4(path, frames, fps=fps, keyint=keyint)
 
 
-def best_of(function) -> float:
+def median_time(function) -> float:
     """Median wall time of `function()` over REPEATS runs."""
     times = []
     for _ in range(REPEATS):
@@ -76,13 +76,13 @@ def main() -> None:
         for name, seconds, fps, size, keyint in specs:
             path = textured_video(Path(tmp) / f"{name.replace(' ', '_')}.mp4", seconds, fps, size, keyint)
             total = len(decord.VideoReader(str(path)))
-            t_all = best_of(lambda: decode_all(path))
+            t_all = median_time(lambda: decode_all(path))
             for k in (8, 32):
-                t_uniform = best_of(lambda: decode_uniform(path, k))
-                t_load = best_of(lambda: load_video(path, num_frames=k))
+                t_uniform = median_time(lambda: decode_uniform(path, k))
+                t_load = median_time(lambda: load_video(path, num_frames=k))
                 print(f"{name:24s} {total:6d} {total / t_all:8.0f} | {k:2d} {k / t_uniform:11.0f} {k / t_load:9.0f} | "
                       f"{t_all / t_uniform:7.1f}x {(k / t_uniform) / (total / t_all):8.2f}x {t_load / t_uniform:9.2f}x")
-            t_probe = best_of(lambda: probe(path))
+            t_probe = median_time(lambda: probe(path))
             print(f"{'':24s} one ffprobe run: {t_probe * 1000:.0f} ms")
 
 
