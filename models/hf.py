@@ -187,8 +187,11 @@ class HFChatModel:
     def _generate_batch(self, conversations: list[Conversation], settings: GenerationSettings,
                         interleaved: bool = False) -> list[str]:
         inputs = self.prepare(conversations)
-        sampling = {"do_sample": True, "temperature": settings.temperature, "top_p": settings.top_p} \
-            if settings.do_sample else {"do_sample": False, "temperature": None, "top_p": None, "top_k": None}
+        # Checkpoints ship sampling defaults (Qwen2.5-VL: top_k=1, top_p=0.001); None clears them so decoding
+        # is exactly what `settings` says. Other defaults (e.g. repetition_penalty) stay the checkpoint's.
+        sampling = {"do_sample": settings.do_sample, "num_beams": 1, "top_k": None,
+                    "temperature": settings.temperature if settings.do_sample else None,
+                    "top_p": settings.top_p if settings.do_sample else None}
         if interleaved:
             sampling["use_audio_in_video"] = True
         output = self.model.generate(**inputs, max_new_tokens=settings.max_new_tokens, **sampling)

@@ -254,3 +254,13 @@ def test_other_vision_families_batch_images_videos_and_text(extra_models, kind):
         assert inputs["second_per_grid_ts"].tolist() == pytest.approx([2 / 3.0])  # from the clip's own fps
     else:
         assert inputs["pixel_values_videos"].shape[1] == 6  # all 6 frames, none re-sampled
+
+
+def test_checkpoint_sampling_defaults_do_not_override_settings(extra_models):
+    """The tiny Qwen2.5-VL ships top_k=1/top_p=0.001 like the release; our settings still sample freely."""
+    model = extra_models["qwen2_5_vl"]
+    assert model.model.generation_config.top_k == 1
+    conv = [Message("user", [TextPart("Is there a dog?")])]
+    samples = model.generate([conv], GenerationSettings(max_new_tokens=8, temperature=1.5, n=4, seed=0))[0]
+    assert len(set(samples)) > 1
+    assert model.generate([conv], GREEDY) == model.generate([conv], GREEDY)

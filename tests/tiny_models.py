@@ -107,7 +107,8 @@ def _vision_processors():
     return (Qwen2VLImageProcessor(size=_VISION_SIZE), Qwen2VLVideoProcessor(size=_VISION_SIZE))
 
 
-def _build_qwen_vl(out: Path, config_cls, model_cls, processor_cls, vision_config: dict) -> None:
+def _build_qwen_vl(out: Path, config_cls, model_cls, processor_cls, vision_config: dict,
+                   generation: dict | None = None) -> None:
     """Qwen2-VL and Qwen2.5-VL share tokens, processors and template; only the vision tower differs."""
     tok = _tokenizer(_VL_TOKENS)
     ids = {k: tok.convert_tokens_to_ids(v) for k, v in _VL_TOKENS.items()}
@@ -119,7 +120,10 @@ def _build_qwen_vl(out: Path, config_cls, model_cls, processor_cls, vision_confi
     processor = processor_cls(image_processor=image_proc, tokenizer=tok, video_processor=video_proc,
                               chat_template=_template("<|vision_start|><|image_pad|><|vision_end|>",
                                                       "<|vision_start|><|video_pad|><|vision_end|>", ""))
-    _save(model_cls(config), processor, out)
+    model = model_cls(config)
+    for key, value in (generation or {}).items():
+        setattr(model.generation_config, key, value)
+    _save(model, processor, out)
 
 
 def _build_qwen2_vl(out: Path) -> None:
@@ -130,7 +134,9 @@ def _build_qwen2_vl(out: Path) -> None:
 def _build_qwen2_5_vl(out: Path) -> None:
     _build_qwen_vl(out, Qwen2_5_VLConfig, Qwen2_5_VLForConditionalGeneration, Qwen2_5_VLProcessor,
                    dict(depth=1, hidden_size=32, intermediate_size=64, num_heads=2, out_hidden_size=32,
-                        fullatt_block_indexes=[0]))
+                        fullatt_block_indexes=[0]),
+                   # The released Qwen2.5-VL generation_config.json samples with these near-greedy defaults.
+                   generation=dict(do_sample=True, top_k=1, top_p=0.001, temperature=1e-6))
 
 
 def _build_qwen2_5_omni(out: Path) -> None:
