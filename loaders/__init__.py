@@ -1,7 +1,17 @@
 """Media loaders: sampled video frames, mono audio at a target rate, RGB images.
 
-Every failure is a `MediaError` subclass naming the file; decoding that could hang runs in a
-guarded helper process (see guard.py).
+- `load_video`: frames at the middle of k equal segments of the video (k = num_frames, or
+  duration * fps capped at max_frames); a video with fewer frames yields each of its frames once.
+  The clip records the exact frame indices and start timestamps used. `blank=True`: black frames
+  of the same shape, indices and timestamps.
+- `load_audio`: mono float32 at `sr` (16 kHz default); wav/flac via libsndfile, mp4 and other
+  containers via their audio track; `muted=True`: zeros of the same length.
+- `load_image`: PIL RGB from a path or bytes.
+
+Every failure is a `MediaError` subclass naming the file: MediaNotFoundError, EmptyMediaError
+(0 bytes, no frames/samples, no stream of the kind asked for), CorruptMediaError, NoAudioTrackError,
+MediaTimeoutError. decord runs in a helper process killed at the time limit (see guard.py), so a
+file that makes the decoder hang or crash costs at most `timeout` seconds.
 """
 from .audio import AudioClip, load_audio
 from .errors import (CorruptMediaError, EmptyMediaError, MediaError, MediaNotFoundError, MediaTimeoutError,
