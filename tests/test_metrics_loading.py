@@ -3,6 +3,8 @@ import json
 import os
 import subprocess
 import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import evaluate
@@ -68,6 +70,40 @@ def test_bare_name_load_offline_from_another_directory(tmp_path):
         assert Path(out[name]["file"]).is_relative_to(cache / "evaluate_modules" / "metrics" / f"evaluate-metric--{name}")
         assert out[name]["attempted"] > 0 and out[name]["failed"] == 0, out[name]
     assert out["pa_hr_accuracy"] == 0.5
+
+
+class FakeHubHandler(BaseHTTPRequestHandler):
+    """Test double for the Hub: answers 404 (no such Space) to everything and records the paths asked for."""
+
+    asked: list = []
+
+    def do_HEAD(self):
+        self.asked.append(self.path)
+        self.send_response(404)
+        self.end_headers()
+
+    do_GET = do_HEAD
+
+    def log_message(self, *args):
+        pass
+
+
+def test_bare_name_load_online_falls_back_to_the_installed_copy(tmp_path):
+    """Online, evaluate first asks the Hub for evaluate-metric/pa_hr; the 404 sends it to the cache."""
+    cache = tmp_path / "modules"
+    metrics.install(cache)
+    server = ThreadingHTTPServer(("127.0.0.1", 0), FakeHubHandler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    env = {**os.environ, "HF_MODULES_CACHE": str(cache), "HF_ENDPOINT": f"http://127.0.0.1:{server.server_port}",
+           "HF_UPDATE_DOWNLOAD_COUNTS": "0", "HF_EVALUATE_OFFLINE": "0", "HF_HUB_OFFLINE": "0"}
+    try:
+        done = subprocess.run([sys.executable, "-c", LOAD_ALL, "pa_hr"], cwd=tmp_path, env=env,
+                              capture_output=True, text=True, timeout=300)
+    finally:
+        server.shutdown()
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.strip().splitlines()[-1])["pa_hr"]["failed"] == 0
+    assert any("/spaces/evaluate-metric/pa_hr/" in path for path in FakeHubHandler.asked)
 
 
 def test_list_and_install_cli(tmp_path, capsys):
