@@ -7,13 +7,15 @@ Loading by bare name. `evaluate.load("<name>")` (evaluate 0.4.6, `evaluation_mod
    $HF_MODULES_CACHE/evaluate_modules/metrics/evaluate-metric--<name>/<64-hex hash>/<name>.py
    (default HF_MODULES_CACHE ~/.cache/huggingface/modules; every folder on the way holds __init__.py).
 `hallubench metrics install` (`install.install`) writes exactly that copy for every packaged metric, so
-step 3 finds it. Online, step 2 finds no such Space (404) and step 3 still answers.
+step 3 finds it. Online, step 2 finds no such Space (a 404, or a 401 when anonymous; either ends in
+step 3), so the installed copy still answers.
 
-Without network, step 2 costs whatever the network makes it cost, three times (once per namespace): a
-download-count HEAD to S3 (10 s timeout) and a HEAD for the script on the Hub (etag_timeout 100 s, no
-retry on a read timeout). When DNS fails at once that is ~1.5 s (0.5 s back-off per namespace); behind a
-proxy or firewall that swallows connections it measured 334 s. evaluate ignores HF_HUB_OFFLINE;
-HF_EVALUATE_OFFLINE=1 skips step 2 entirely (load in ~0.1 s), so set it on offline machines.
+Without network, step 2 costs whatever the network makes it cost, once per namespace (three times): a
+download-count HEAD to S3 (timeout 10 s; HF_UPDATE_DOWNLOAD_COUNTS=0 skips it) and a HEAD for the
+script on the Hub (timeout etag_timeout=100 s). Measured load times, module already installed: DNS
+failing at once ~1.5 s (a 0.5 s retry back-off per namespace); a proxy that accepts connections and never
+answers 334 s (= 3 x (10 s + 100 s)). evaluate 0.4.6 ignores HF_HUB_OFFLINE (same 1.5 s);
+HF_EVALUATE_OFFLINE=1 skips step 2 entirely (0.02-0.1 s), so set it on machines without network.
 
 `hallubench metrics push <name> --repo <space>` publishes a metric as an evaluate Space instead
 (`install.layout_space`, `install.push`).
