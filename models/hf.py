@@ -145,6 +145,7 @@ class HFChatModel:
             for message in conversation:
                 content = []
                 for part, soundtrack in _with_soundtracks(message.content, self.audio_in_video):
+                    self._check_accepts(part)
                     if isinstance(part, TextPart):
                         content.append({"type": "text", "text": part.text})
                     elif isinstance(part, ImagePart):
@@ -159,8 +160,6 @@ class HFChatModel:
                             audio.append(_resample(soundtrack, sampling_rate))
                             audio_sources.append(len(videos) - 1)
                     elif isinstance(part, AudioPart):
-                        if sampling_rate is None:
-                            raise ValueError(f"{self.name} ({self.model_type}) takes no audio input")
                         content.append({"type": "audio"})
                         audio.append(_resample(part, sampling_rate))
                         audio_sources.append(None)
@@ -182,6 +181,13 @@ class HFChatModel:
         inputs = self.processor(**kwargs)
         _set_seconds_per_grid(inputs, fps, self.processor)
         return inputs.to(self.model.device)
+
+    def _check_accepts(self, part: Any) -> None:
+        """A part the processor has no sub-processor for would be dropped silently: refuse it instead."""
+        needs = {ImagePart: ("image", "image_processor"), VideoPart: ("video", "video_processor"),
+                 AudioPart: ("audio", "feature_extractor")}.get(type(part))
+        if needs and getattr(self.processor, needs[1], None) is None:
+            raise ValueError(f"{self.name} ({self.model_type}) takes no {needs[0]} input")
 
     @torch.inference_mode()
     def _generate_batch(self, conversations: list[Conversation], settings: GenerationSettings,

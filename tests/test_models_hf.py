@@ -1,4 +1,4 @@
-"""The transformers adapter on tiny random Qwen2.5-Omni / Qwen2-VL / Qwen2-Audio checkpoints built offline.
+"""The transformers adapter on tiny random checkpoints of every supported family, built offline.
 
 Each test runs the real processor, chat template and `generate`; the checkpoints are random, so tests
 check structure (counts, determinism, batching, token counts), never the wording.
@@ -6,6 +6,8 @@ check structure (counts, determinism, batching, token counts), never the wording
 import math
 import os
 from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")  # before transformers is imported: everything here is local
 
 import numpy as np
 import pytest
@@ -25,8 +27,6 @@ from hallubench.models import (
 )
 from hallubench.models.hf import SUPPORTED_TYPES, HFChatModel
 from tiny_models import EXTRA_KINDS, KINDS, make_full_omni_checkpoint, make_tiny_model
-
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 GREEDY = GenerationSettings(max_new_tokens=6)
 # Qwen2.5-Omni's processor upsizes video frames to >= 128 merged tokens each by default; small frames keep
@@ -197,6 +197,9 @@ def test_failed_batch_raises_generation_error_naming_conversations(loaded):
     with pytest.raises(GenerationError, match=r"conversation\(s\) \[0, 1\].*takes no audio") as info:
         model.generate([ok, bad], GREEDY)
     assert info.value.index == 0
+    video = [Message("user", [VideoPart(_frames(2), 1.0), TextPart("See this?")])]
+    with pytest.raises(GenerationError, match="takes no video input"):
+        loaded("qwen2_audio").generate([video], GREEDY)
 
 
 @pytest.fixture(scope="module")
