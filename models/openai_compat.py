@@ -148,12 +148,13 @@ class OpenAIChatModel:
             raise first_error
         return results  # type: ignore[return-value]
 
-    def request_body(self, conversation: Conversation, settings: GenerationSettings, n: int) -> dict[str, Any]:
+    def request_body(self, conversation: Conversation, settings: GenerationSettings, n: int,
+                     seed_offset: int = 0) -> dict[str, Any]:
         body: dict[str, Any] = {"model": self.model, "messages": to_openai_messages(conversation, self.video_mode),
                                 "max_tokens": settings.max_new_tokens, "temperature": settings.temperature,
                                 "top_p": settings.top_p, "n": n}
         if settings.seed is not None:
-            body["seed"] = settings.seed
+            body["seed"] = settings.seed + seed_offset
         if self.video_mode == "vllm":
             body.update(_vllm_video_kwargs(conversation))
         body.update(self.extra_body)
@@ -163,7 +164,8 @@ class OpenAIChatModel:
         texts: list[str] = []
         # Some servers cap or ignore `n`; ask again for what is missing.
         while len(texts) < settings.n:
-            body = self.request_body(conversation, settings, settings.n - len(texts))
+            # A follow-up request gets another seed, or a seeded server would repeat the samples it already gave.
+            body = self.request_body(conversation, settings, settings.n - len(texts), seed_offset=len(texts))
             choices = sorted(self._post(index, body).get("choices") or [], key=lambda c: c.get("index", 0))
             if not choices:
                 raise GenerationError(f"{self.name}: conversation {index}: response has no choices", index=index)

@@ -135,9 +135,9 @@ def test_outputs_follow_input_order_under_concurrency():
 
 def test_missing_samples_are_requested_again_when_server_ignores_n():
     server = FakeServer(reply=lambda body: (200, _completion([f"s{body['n']}"])))
-    out = _model(server).generate([_ask()], GenerationSettings(temperature=1.0, n=3))
+    out = _model(server).generate([_ask()], GenerationSettings(temperature=1.0, n=3, seed=10))
     assert out == [["s3", "s2", "s1"]]
-    assert [body["n"] for _, body in server.requests] == [3, 2, 1]
+    assert [(body["n"], body["seed"]) for _, body in server.requests] == [(3, 10), (2, 11), (1, 12)]
 
 
 def test_retries_429_5xx_and_timeouts_with_exponential_backoff():
