@@ -1,6 +1,6 @@
 """LLM judges of CrossCheckGPT, on any hallubench ChatModel (`hf` adapter, or an OpenAI-compatible
-server through the `openai` adapter). Greedy decoding; each prompt is one user turn (the adapter
-applies the model's chat template).
+server through the `openai` adapter). Greedy decoding; each prompt is one user turn, so the adapter
+applies the model's chat template (upstream tokenized the bare prompt string instead).
 
 Prompts, verbatim from the authors' code:
 - explicit: SelfCheckGPT's `SelfCheckLLMPrompt.prompt_template` (selfcheckgpt 0.1.7,
