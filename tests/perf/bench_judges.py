@@ -1,6 +1,7 @@
 """Judge throughput with batching and the judgment cache vs SelfCheckGPT's per-pair loop, same run.
 
 Run: python tests/perf/bench_judges.py   (not collected by pytest: the name is not test_*)
+Needs the baseline package: pip install selfcheckgpt==0.1.7 --no-deps
 
 Model: the tiny random Qwen2-VL checkpoint of tests/tiny_models.py. Our side loads it through the `hf`
 adapter (the production path, batched, chat template). The baseline is `SelfCheckLLMPrompt` of the
