@@ -95,9 +95,10 @@ def _vllm_video_kwargs(conversation: Conversation) -> dict[str, Any]:
 class OpenAIChatModel:
     """Chat completions client; `generate` sends one request per conversation, `concurrency` at a time."""
 
-    def __init__(self, model: str, base_url: str = "https://api.openai.com/v1", api_key_env: str | None = "OPENAI_API_KEY",
-                 timeout: float = 120.0, max_retries: int = 5, backoff: float = 1.0, max_backoff: float = 60.0,
-                 concurrency: int = 8, video_mode: str = "frames", extra_body: dict[str, Any] | None = None,
+    def __init__(self, model: str, base_url: str = "https://api.openai.com/v1",
+                 api_key_env: str | None = "OPENAI_API_KEY", timeout: float = 120.0, max_retries: int = 5,
+                 backoff: float = 1.0, max_backoff: float = 60.0, concurrency: int = 8,
+                 video_mode: str = "frames", extra_body: dict[str, Any] | None = None,
                  transport: httpx.BaseTransport | None = None, sleep: Callable[[float], None] = time.sleep):
         if video_mode not in VIDEO_MODES:
             raise ValueError(f"video_mode must be one of {', '.join(VIDEO_MODES)}; got {video_mode!r}")
