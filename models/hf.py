@@ -59,7 +59,7 @@ def _load_model(path: str, config: Any, revision: str | None, dtype: Any, device
 
 
 def _weights_id(path: str, config: Any) -> str | None:
-    """Commit hash of a Hub snapshot, else a digest of a local folder's config and weight file sizes."""
+    """Commit hash of a Hub snapshot, else a digest of a local folder's configs and weight file sizes."""
     commit = getattr(config, "_commit_hash", None)
     if commit:
         return commit
@@ -67,6 +67,8 @@ def _weights_id(path: str, config: Any) -> str | None:
     if not folder.is_dir():
         return None
     digest = hashlib.sha256((folder / "config.json").read_bytes())
+    if (folder / "generation_config.json").is_file():  # decoding defaults such as repetition_penalty
+        digest.update((folder / "generation_config.json").read_bytes())
     for weights in sorted(folder.glob("*.safetensors")) + sorted(folder.glob("*.bin")):
         digest.update(f"{weights.name}:{weights.stat().st_size}".encode())
     return digest.hexdigest()[:16]

@@ -5,6 +5,7 @@ check structure (counts, determinism, batching, token counts), never the wording
 """
 import math
 import os
+import shutil
 from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # before transformers is imported: everything here is local
@@ -180,6 +181,14 @@ def test_dtype_option_and_fingerprint(tiny_dirs, loaded):
     assert loaded("qwen2_audio").fingerprint != loaded("qwen2_vl").fingerprint
     with pytest.raises(ValueError, match="dtype must be one of"):
         HFChatModel(path, dtype="float8")
+
+
+def test_fingerprint_follows_the_checkpoint_generation_config(tiny_dirs, tmp_path):
+    copy = shutil.copytree(tiny_dirs["qwen2_audio"], tmp_path / "copy")
+    before = HFChatModel(str(copy), dtype="float32").fingerprint
+    config = (copy / "generation_config.json").read_text().replace("{", '{"repetition_penalty": 1.05,', 1)
+    (copy / "generation_config.json").write_text(config)
+    assert HFChatModel(str(copy), dtype="float32").fingerprint != before
 
 
 def test_unsupported_model_type_names_the_choices(tmp_path):
