@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from hallubench.harness.options import MODALITIES, RunOptions, parse_gen_kwargs, parse_kv
+from hallubench.harness.options import MODALITIES, ConfigError, RunOptions, parse_gen_kwargs, parse_kv
 
 S = argparse.SUPPRESS
 
@@ -54,7 +54,7 @@ def _yaml(path: Path) -> dict[str, Any]:
 
     data = yaml.safe_load(path.read_text()) or {}
     if not isinstance(data, dict):
-        raise ValueError(f"--config {path}: expected a mapping of option names to values")
+        raise ConfigError(f"--config {path}: expected a mapping of option names to values")
     return {key.replace("-", "_"): value for key, value in data.items()}
 
 
@@ -65,7 +65,7 @@ def build_options(args: argparse.Namespace) -> RunOptions:
     fields = set(RunOptions.__dataclass_fields__)
     unknown = sorted(set(values) - fields - {"log_samples"})
     if unknown:
-        raise ValueError(f"--config: unknown option(s) {', '.join(unknown)}; valid: {', '.join(sorted(fields))}")
+        raise ConfigError(f"--config: unknown option(s) {', '.join(unknown)}; valid: {', '.join(sorted(fields))}")
     values.pop("log_samples", None)
     if isinstance(values.get("tasks"), str):
         values["tasks"] = [name.strip() for name in values["tasks"].split(",") if name.strip()]
@@ -90,9 +90,8 @@ def handle(args: argparse.Namespace) -> int:
             from hallubench.harness.runner import run
 
             results = run(build_options(args))
-    except (ValueError, KeyError, FileNotFoundError) as err:
-        message = err.args[0] if isinstance(err, KeyError) and err.args else err
-        print(f"hallubench run: error: {message}", file=sys.stderr)
+    except ConfigError as err:
+        print(f"hallubench run: error: {err}", file=sys.stderr)
         return 2
     if results is not None:
         print(table(results))

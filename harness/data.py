@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from hallubench.benchmarks.task import Task
+from hallubench.harness.options import ConfigError
 
 COMPLETE = ".complete"
 
@@ -30,10 +31,10 @@ def ensure_mini(cache: Path) -> Path:
 
 
 def dataset_dir(data_dir: Path, task: Task) -> Path:
-    """The built dataset folder of `task`; FileNotFoundError saying how to make it otherwise."""
+    """The built dataset folder of `task`; ConfigError saying how to make it otherwise."""
     folder = Path(data_dir) / task.benchmark
     if not (folder / "README.md").exists():
-        raise FileNotFoundError(
+        raise ConfigError(
             f"no built {task.benchmark!r} dataset at {folder} (task {task.name!r}); run "
             f"`hallubench build {task.benchmark} SOURCE {folder}` or pass --data-dir with built datasets")
     return folder
@@ -50,5 +51,5 @@ def load_rows(folder: Path, task: Task, limit: int | None = None) -> tuple[list[
     rows = ds.to_list()
     ids = [row["id"] for row in rows]
     if len(set(ids)) != len(ids):
-        raise ValueError(f"{folder} config {task.config!r}: sample ids are not unique")
+        raise ConfigError(f"{folder} config {task.config!r}: sample ids are not unique")
     return rows, total

@@ -14,7 +14,7 @@ import numpy as np
 from PIL import Image
 
 from hallubench.benchmarks.task import Row, Task
-from hallubench.harness.options import RunOptions
+from hallubench.harness.options import ConfigError, RunOptions
 from hallubench.loaders import MediaError, load_audio, load_image, load_video
 from hallubench.models.protocol import AudioPart, ImagePart, Message, Part, TextPart, VideoPart
 
@@ -24,12 +24,12 @@ class MissingMediaError(MediaError):
 
 
 def check_modality(task: Task, modality: str) -> None:
-    """ValueError when `modality` would leave the task with no media at all."""
+    """ConfigError when `modality` would leave the task with no media at all."""
     media = task.media
     if modality == "audio-only" and media.audio is None:
-        raise ValueError(f"--modality audio-only: task {task.name!r} gives the model no audio")
+        raise ConfigError(f"--modality audio-only: task {task.name!r} gives the model no audio")
     if modality != "audio-only" and media.video is None and media.image is None and media.audio is None:
-        raise ValueError(f"--modality {modality}: task {task.name!r} has no media")
+        raise ConfigError(f"--modality {modality}: task {task.name!r} has no media")
 
 
 def _video(path: Path, options: RunOptions) -> tuple[VideoPart, dict[str, Any]]:

@@ -8,6 +8,10 @@ from typing import Any
 
 from hallubench.models.protocol import GenerationSettings
 
+class ConfigError(ValueError):
+    """A problem with what the user asked for (flag, YAML key, task name, data folder); the CLI prints it."""
+
+
 MODALITIES = ("audio-visual", "visual-only", "audio-only", "muted", "blank")
 # Seeds are derived per sample by the harness, so a run-wide `seed` generation kwarg is not accepted.
 GEN_KWARGS = tuple(f.name for f in dataclasses.fields(GenerationSettings) if f.name != "seed")
@@ -36,9 +40,9 @@ def parse_kv(text: str | None, flag: str) -> dict[str, Any]:
         key, sep, value = token.partition("=")
         key = key.strip()
         if not sep or not key or not value.strip():
-            raise ValueError(f"{flag}: bad token {token!r}; expected key=value pairs separated by commas")
+            raise ConfigError(f"{flag}: bad token {token!r}; expected key=value pairs separated by commas")
         if key in result:
-            raise ValueError(f"{flag}: key {key!r} given twice (token {token!r})")
+            raise ConfigError(f"{flag}: key {key!r} given twice (token {token!r})")
         result[key] = _typed(value.strip())
     return result
 
@@ -48,7 +52,7 @@ def parse_gen_kwargs(text: str | None) -> dict[str, Any]:
     kwargs = parse_kv(text, "--gen-kwargs")
     for key in kwargs:
         if key not in GEN_KWARGS:
-            raise ValueError(f"--gen-kwargs: unknown key {key!r}; allowed: {', '.join(GEN_KWARGS)}")
+            raise ConfigError(f"--gen-kwargs: unknown key {key!r}; allowed: {', '.join(GEN_KWARGS)}")
     return kwargs
 
 
@@ -73,20 +77,20 @@ class RunOptions:
 
     def __post_init__(self) -> None:
         if self.modality not in MODALITIES:
-            raise ValueError(f"--modality: {self.modality!r} is not one of {', '.join(MODALITIES)}")
+            raise ConfigError(f"--modality: {self.modality!r} is not one of {', '.join(MODALITIES)}")
         if self.fps is not None:
             self.num_frames = None
         if self.num_frames is not None and self.num_frames < 1:
-            raise ValueError(f"--num-frames must be >= 1; got {self.num_frames}")
+            raise ConfigError(f"--num-frames must be >= 1; got {self.num_frames}")
         if self.fps is not None and not self.fps > 0:
-            raise ValueError(f"--fps must be > 0; got {self.fps}")
+            raise ConfigError(f"--fps must be > 0; got {self.fps}")
         for name in ("batch_size", "max_frames"):
             if getattr(self, name) < 1:
-                raise ValueError(f"--{name.replace('_', '-')} must be >= 1; got {getattr(self, name)}")
+                raise ConfigError(f"--{name.replace('_', '-')} must be >= 1; got {getattr(self, name)}")
         if self.limit is not None and self.limit < 1:
-            raise ValueError(f"--limit must be >= 1; got {self.limit}")
+            raise ConfigError(f"--limit must be >= 1; got {self.limit}")
         if self.num_samples is not None and self.num_samples < 0:
-            raise ValueError(f"--num-samples must be >= 0; got {self.num_samples}")
+            raise ConfigError(f"--num-samples must be >= 0; got {self.num_samples}")
         self.output_dir = Path(self.output_dir)
         self.data_dir = Path(self.data_dir) if self.data_dir is not None else None
 

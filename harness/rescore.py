@@ -5,33 +5,33 @@ import json
 import time
 from pathlib import Path
 
-from hallubench.benchmarks import get_task
 from hallubench.harness import store
 from hallubench.harness.environment import environment
 from hallubench.harness.results_schema import ModelInfo, Results, RunInfo
-from hallubench.harness.runner import RESULTS, score, utc_now, write_results
+from hallubench.harness.options import ConfigError
+from hallubench.harness.runner import RESULTS, resolve_tasks, score, utc_now, write_results
 
 
 def rescore(run_dir: Path, output_dir: Path | None = None) -> Results:
     """Results from the records in `run_dir`, written to `output_dir` (default: `run_dir`)."""
     run_dir = Path(run_dir)
     if not run_dir.is_dir():
-        raise FileNotFoundError(f"--from-outputs: {run_dir} is not a run folder")
+        raise ConfigError(f"--from-outputs: {run_dir} is not a run folder")
     t0, started = time.perf_counter(), utc_now()
     contents = store.read_store(run_dir)
     if not contents.records:
-        raise ValueError(f"--from-outputs: {run_dir} holds no sample records (samples*.jsonl)")
+        raise ConfigError(f"--from-outputs: {run_dir} holds no sample records (samples*.jsonl)")
     seen: dict[tuple[str, str], str] = {}
     for key, record in contents.records.items():
         where = (record["task"], str(record["id"]))
         if where in seen:
-            raise ValueError(f"--from-outputs: {run_dir} has two records for task {where[0]!r} id {where[1]!r} "
+            raise ConfigError(f"--from-outputs: {run_dir} has two records for task {where[0]!r} id {where[1]!r} "
                              f"(keys {seen[where]} and {key}: different model or settings); keep one run per folder")
         seen[where] = key
     old_path = run_dir / RESULTS
     old = Results.from_dict(json.loads(old_path.read_text())) if old_path.exists() else None
     records = list(contents.records.values())
-    tasks = [get_task(name) for name in sorted({r["task"] for r in records})]
+    tasks = resolve_tasks(sorted({r["task"] for r in records}))
     totals = {t.name: old.tasks[t.name].n_total if old and t.name in old.tasks
               else sum(r["task"] == t.name for r in records) for t in tasks}
     first = records[0]

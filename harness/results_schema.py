@@ -8,7 +8,8 @@ Layout (all keys always present; lm-eval's `results` / `config` / `n-samples` sp
   could not read, `n_scored`), `metrics` (name -> value) and `groups` (group -> GroupResult with the
   same counts and metrics).
 - `model`: adapter name, model args, fingerprint.
-- `run`: options that shaped the run, process count, timings and throughput.
+- `run`: options that shaped the run, process count and torch threads per process (CPU outputs are
+  bit-identical across process counts only at equal threads per process), timings and throughput.
 - `environment`: package versions, git hash, python version.
 """
 from __future__ import annotations
@@ -56,6 +57,7 @@ class ModelInfo:
 class RunInfo:
     options: dict[str, Any] = field(default_factory=dict)
     num_processes: int = 1
+    torch_threads: int | None = None
     from_outputs: str | None = None
     started: str = ""
     finished: str = ""

@@ -22,7 +22,7 @@ from hallubench.harness.data import default_data_dir, ensure_mini
 from hallubench.harness.environment import environment
 from hallubench.harness.generate import run_batch
 from hallubench.harness.media import check_modality
-from hallubench.harness.options import RunOptions
+from hallubench.harness.options import ConfigError, RunOptions
 from hallubench.harness.plan import WorkItem, plan
 from hallubench.harness.results_schema import ModelInfo, Results, RunInfo
 from hallubench.harness.scoring import score_task
@@ -45,13 +45,21 @@ def _load_model(options: RunOptions, device: str):
     from hallubench.models import get_model
 
     if options.model is None:
-        raise ValueError("--model is required unless --from-outputs is given")
+        raise ConfigError("--model is required unless --from-outputs is given")
     args = dict(options.model_args)
     if "pretrained" in args and "model" not in args:  # lm-eval's name for the checkpoint
         args["model"] = args.pop("pretrained")
     if options.model in LOCAL_ADAPTERS:
         args.setdefault("device", device)
     return get_model(options.model, **args)
+
+
+def resolve_tasks(names: list[str]) -> list[Task]:
+    """Tasks by exact name; ConfigError listing the valid names for an unknown one."""
+    try:
+        return [get_task(name) for name in names]
+    except KeyError as err:
+        raise ConfigError(err.args[0]) from None
 
 
 def _batches(items: list[WorkItem], size: int):
@@ -81,12 +89,13 @@ def run(options: RunOptions) -> Results | None:
     """Generate, store and score; returns the Results on the main process and None elsewhere."""
     from accelerate import Accelerator
     from accelerate.utils import gather_object
+    import torch
     from tqdm.auto import tqdm
 
     started, t0 = utc_now(), time.perf_counter()
-    tasks = [get_task(name) for name in options.tasks]
+    tasks = resolve_tasks(options.tasks)
     if not tasks:
-        raise ValueError("--tasks is empty; give a comma-separated list of task names")
+        raise ConfigError("--tasks is empty; give a comma-separated list of task names")
     for task in tasks:
         check_modality(task, options.modality)
     accelerator = Accelerator()
@@ -124,6 +133,7 @@ def run(options: RunOptions) -> Results | None:
         records = [contents.records[item.key] for item in items]
         generated = sum(entry["generated"] for entry in done)
         run_info = RunInfo(options=_options_dict(options), num_processes=accelerator.num_processes,
+                           torch_threads=torch.get_num_threads(),
                            started=started, finished=utc_now(), duration_s=round(time.perf_counter() - t0, 3),
                            generated=generated, generation_s=round(generation_s, 3),
                            samples_per_s=round(generated / generation_s, 4) if generated else None,

@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from hallubench.harness.options import ConfigError
+
 MERGED = "samples.jsonl"
 RANK_GLOB = "samples_rank*.jsonl"
 
@@ -47,7 +49,7 @@ def read_jsonl(path: Path) -> tuple[list[dict[str, Any]], bool]:
             if number == len(lines):  # no newline after it: the write never finished
                 torn = True
                 continue
-            raise ValueError(f"{path}:{number}: not a JSON record ({err}); fix or delete that line") from err
+            raise ConfigError(f"{path}:{number}: not a JSON record ({err}); fix or delete that line") from err
     return records, torn
 
 
