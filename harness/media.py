@@ -36,7 +36,8 @@ def _video(path: Path, options: RunOptions) -> tuple[VideoPart, dict[str, Any]]:
     clip = load_video(path, num_frames=options.num_frames or 8, fps=options.fps, max_frames=options.max_frames,
                       blank=options.modality == "blank")
     span = clip.timestamps[-1] - clip.timestamps[0] if len(clip.timestamps) > 1 else 0.0
-    rate = options.fps or ((len(clip.indices) - 1) / span if span > 0 else clip.native_fps)
+    # The rate the frames were actually taken at: with --fps capped by --max-frames it is lower than asked.
+    rate = (len(clip.indices) - 1) / span if span > 0 else (options.fps or clip.native_fps)
     info = {"indices": list(clip.indices), "timestamps": [round(t, 6) for t in clip.timestamps],
             "native_fps": clip.native_fps, "duration": clip.duration}
     return VideoPart(frames=clip.frames, fps=float(rate)), info
