@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from hallubench.benchmarks import get_task
-from hallubench.harness.data import load_rows
+from hallubench.harness.data import ensure_mini, load_rows
 from hallubench.harness.media import MissingMediaError, check_modality, prepare
 from hallubench.harness.options import ConfigError, RunOptions
 from hallubench.models.protocol import AudioPart, ImagePart, TextPart, VideoPart
@@ -11,13 +11,7 @@ from hallubench.models.protocol import AudioPart, ImagePart, TextPart, VideoPart
 
 @pytest.fixture(scope="module")
 def datasets_dir(tmp_path_factory):
-    from hallubench.builders import build
-    from hallubench.builders.mini import make_release
-
-    root = tmp_path_factory.mktemp("data")
-    for name in ("avhallubench", "cchall"):
-        build(name, make_release(name, root / "releases" / name), root / "datasets" / name)
-    return root / "datasets"
+    return ensure_mini(tmp_path_factory.mktemp("cache"))
 
 
 def _prepare(datasets_dir, task_name, **options):

@@ -5,8 +5,10 @@ One reference run (`reference`) is made once; every other run must reproduce its
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -14,6 +16,7 @@ import torch
 
 from hallubench.cli.main import main
 from hallubench.harness import store
+from hallubench.harness.data import ensure_mini
 from hallubench.harness.results_schema import Results
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -33,13 +36,7 @@ def tiny_omni(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def data_dir(tmp_path_factory):
-    from hallubench.builders import build
-    from hallubench.builders.mini import make_release
-
-    root = tmp_path_factory.mktemp("data")
-    for name in ("cmm", "avhallubench"):
-        build(name, make_release(name, root / "releases" / name), root / "datasets" / name)
-    return root / "datasets"
+    return ensure_mini(tmp_path_factory.mktemp("cache"))
 
 
 def _argv(model, data, out, *extra):
@@ -143,3 +140,24 @@ def test_two_processes_give_the_same_samples_as_one(tiny_omni, data_dir, referen
     assert results.run.num_processes == 2 and results.run.generated == 5
     assert _samples(out) == _samples(reference)
     assert results.tasks == _results(reference).tasks
+
+
+def test_rerun_after_kill_9_finishes_without_repeating_or_losing(tiny_omni, data_dir, reference, tmp_path):
+    out = tmp_path / "run"
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1"}
+    proc = subprocess.Popen([sys.executable, "-m", "hallubench", *_argv(tiny_omni, data_dir, out, *TASKS)], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    rank_file = store.rank_file(out, 0)
+    deadline = time.monotonic() + 300
+    while proc.poll() is None and time.monotonic() < deadline:
+        if rank_file.exists() and rank_file.read_bytes().count(b"\n") >= 2:
+            break
+        time.sleep(0.05)
+    assert proc.poll() is None, "the run finished before it could be killed"
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    done = store.read_store(out).finished()
+    assert 2 <= len(done) < 6 and not (out / "results.json").exists()
+    assert main(_argv(tiny_omni, data_dir, out, *TASKS)) == 0
+    assert _results(out).run.generated == 6 - len(done)
+    assert _samples(out) == _samples(reference)
