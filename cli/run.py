@@ -4,6 +4,14 @@
     accelerate launch -m hallubench run ...          # same outputs, sharded over processes
     hallubench run --from-outputs runs/x             # re-score saved outputs, no model
 
+On CPU, accelerate 1.15 starts ONE process for `launch --cpu --num_processes N` (multi-CPU needs
+mpirun); `ACCELERATE_USE_CPU=true accelerate launch --multi_gpu --num_processes N ...` (torchrun, gloo)
+starts N. Outputs are identical for any process count at equal torch threads per process.
+
+The run folder (--output-dir) holds samples_rank<k>.jsonl while running, then samples.jsonl (one
+record per sample: prompt, media seen, raw outputs, stochastic samples, parsed answer, error) and
+results.json. Rerunning the same command resumes: finished samples are skipped, errored ones retried.
+
 Every option can also come from `--config FILE.yaml` (same names, dashes or underscores); flags given
 on the command line override the file. Samples are always written to the run folder (it is the source
 of truth for resuming and re-scoring), so `--log-samples` is accepted only for lm-eval compatibility.
@@ -33,7 +41,9 @@ def register(subparsers) -> None:
                    help="folder of built datasets (default: the mini benchmarks, built once into a cache)")
     p.add_argument("--limit", type=int, help="first N samples of each task")
     p.add_argument("--seed", type=int, help="run seed; each sample's seed derives from it, the task and the id")
-    p.add_argument("--batch-size", "--batch_size", dest="batch_size", type=int, help="conversations per generate call")
+    p.add_argument("--batch-size", "--batch_size", dest="batch_size", type=int,
+                   help="conversations per generate call for greedy tasks (sampled ones run one at a time, each "
+                        "with its own seed); above 1 padding may change greedy outputs slightly")
     p.add_argument("--gen-kwargs", "--gen_kwargs", dest="gen_kwargs",
                    help='override generation settings, e.g. "temperature=0.2,top_p=0.9,max_new_tokens=64"')
     p.add_argument("--num-samples", "--num_samples", dest="num_samples", type=int,

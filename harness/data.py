@@ -6,6 +6,8 @@ Without `--data-dir` the embedded mini benchmarks are built once into a cache fo
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -20,13 +22,25 @@ def default_data_dir() -> Path:
 
 
 def ensure_mini(cache: Path) -> Path:
-    """Build the mini benchmarks under `cache` unless a finished build is there; the datasets folder."""
+    """Build the mini benchmarks under `cache` unless a finished build is there; the datasets folder.
+
+    The build goes to a private folder renamed into place, so concurrent runs never see half a build.
+    """
+    cache = Path(cache)
     if not (cache / COMPLETE).exists():
         from hallubench.builders.mini import build_all
 
-        cache.mkdir(parents=True, exist_ok=True)
-        build_all(cache)
-        (cache / COMPLETE).write_text("built by hallubench.builders.mini.build_all\n")
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory(dir=cache.parent, prefix=f".{cache.name}-") as tmp:
+            build_all(tmp)
+            (Path(tmp) / COMPLETE).write_text("built by hallubench.builders.mini.build_all\n")
+            if cache.exists() and not (cache / COMPLETE).exists():
+                shutil.rmtree(cache)  # left by an interrupted build of an older version
+            try:
+                os.rename(tmp, cache)
+            except OSError:
+                if not (cache / COMPLETE).exists():  # not merely another run finishing first
+                    raise
     return cache / "datasets"
 
 

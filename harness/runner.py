@@ -29,7 +29,7 @@ from hallubench.harness.scoring import score_task
 from hallubench.harness.sharding import shard
 
 RESULTS = "results.json"
-# Adapters that run on this machine take the process's device; remote ones (openai) do not.
+# Adapters that run on this machine take the process's device and batch size; remote ones (openai) do not.
 LOCAL_ADAPTERS = ("hf",)
 
 
@@ -51,6 +51,7 @@ def _load_model(options: RunOptions, device: str):
         args["model"] = args.pop("pretrained")
     if options.model in LOCAL_ADAPTERS:
         args.setdefault("device", device)
+        args.setdefault("batch_size", options.batch_size)
     return get_model(options.model, **args)
 
 

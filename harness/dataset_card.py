@@ -1,0 +1,121 @@
+"""The README.md of a published results dataset: YAML `configs:` (one per task's samples parquet) and a
+markdown card with the results table, the model, the hallubench version and how to rerun the evaluation.
+"""
+from __future__ import annotations
+
+import shlex
+from typing import Any
+
+import yaml
+
+from hallubench.harness.results_schema import Results, TaskResult
+
+# RunOptions fields that describe where files went on the machine that ran, not what was evaluated.
+_LOCAL_OPTIONS = ("output_dir",)
+
+
+def samples_path(task: str) -> str:
+    """Where a task's samples parquet goes in the results dataset."""
+    return f"samples/{task}.parquet"
+
+
+def _flag_value(value: Any) -> str:
+    if isinstance(value, dict):
+        return ",".join(f"{k}={v}" for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return ",".join(str(v) for v in value)
+    return str(value)
+
+
+def reproduce_command(results: Results) -> str:
+    """The `hallubench run` command line rebuilt from the options recorded in results.json."""
+    words = ["hallubench", "run"]
+    for name, value in results.run.options.items():
+        if name in _LOCAL_OPTIONS or value is None or value == {} or value == []:
+            continue
+        words += [f"--{name.replace('_', '-')}", _flag_value(value)]
+    return shlex.join(words)
+
+
+def is_scalar(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _format(value: float) -> str:
+    return f"{value:.4f}" if isinstance(value, float) else str(value)
+
+
+def _task_rows(name: str, task: TaskResult) -> list[str]:
+    counts = f"{task.n_selected} | {task.n_unparsed} | {task.n_errors}"
+    if task.metric is None:
+        return [f"| {name} | - | scored by {task.scored_by} | {counts} |"]
+    rows = [f"| {name} | {metric} | {_format(value)} | {counts} |"
+            for metric, value in task.metrics.items() if is_scalar(value)]
+    return rows or [f"| {name} | - | no metric value (all samples failed or unparsed) | {counts} |"]
+
+
+def results_table(results: Results) -> str:
+    """Markdown table: one row per task and scalar metric, with the sample counts behind it."""
+    lines = ["| task | metric | value | n | unparsed | errors |", "|---|---|---|---|---|---|"]
+    for name, task in sorted(results.tasks.items()):
+        lines += _task_rows(name, task)
+    return "\n".join(lines)
+
+
+def card_metadata(results: Results, sample_tasks: list[str]) -> dict[str, Any]:
+    """The card's YAML header: tags and one `configs:` entry per task with samples."""
+    configs = [{"config_name": task,
+                "data_files": [{"split": results.tasks[task].split if task in results.tasks else "test",
+                                "path": samples_path(task)}]}
+               for task in sorted(sample_tasks)]
+    return {"pretty_name": f"hallubench results: {model_label(results)}",
+            "tags": ["hallubench", "evaluation", "hallucination"], "configs": configs}
+
+
+def model_label(results: Results) -> str:
+    """The checkpoint (or served model) name if the run recorded one, else the adapter name."""
+    args = results.model.args
+    return str(args.get("pretrained") or args.get("model") or results.model.name or "unknown model")
+
+
+def dataset_card(results: Results, repo_id: str, sample_tasks: list[str]) -> str:
+    """The full README.md text."""
+    env = results.environment
+    version = env.packages.get("hallubench", "unknown")
+    header = yaml.safe_dump(card_metadata(results, sample_tasks), sort_keys=False, allow_unicode=True)
+    scored_from = (f"\nScores were recomputed from the saved outputs of `{results.run.from_outputs}`.\n"
+                   if results.run.from_outputs else "")
+    load = (f'```python\nfrom datasets import load_dataset\n\nsamples = load_dataset("{repo_id}", '
+            f'"{sorted(sample_tasks)[0]}")\n```\n' if sample_tasks else "")
+    return f"""---
+{header}---
+
+# hallubench results: {model_label(results)}
+
+Hallucination benchmarks run with hallubench.
+
+- Model: `{model_label(results)}` (adapter `{results.model.name}`, fingerprint `{results.model.fingerprint}`)
+- hallubench {version}, git `{env.git_hash or "unknown"}`, Python {env.python}
+- Run finished {results.run.finished or "unknown"}, {results.run.num_processes} process(es)
+{scored_from}
+## Results
+
+`n` is the number of samples evaluated, `unparsed` the outputs the task's parser could not read (scored
+as wrong, never mapped to an answer) and `errors` the samples that failed (media or generation) and are
+left out of the score. Group breakdowns and non-scalar metric outputs are in `results.json`.
+
+{results_table(results)}
+
+## Files
+
+- `results.json`: the run's results (hallubench results schema version {results.version}).
+- `samples/<task>.parquet`: every sample of a task: prompt, media actually shown, raw outputs, parsed
+  answer, reference, error. One config per task:
+
+{load}
+## Reproduce
+
+```bash
+{reproduce_command(results)}
+```
+"""

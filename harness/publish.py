@@ -1,0 +1,162 @@
+"""Publish a run folder to the Hugging Face Hub.
+
+1. A dataset repo (created if missing, `exist_ok`) gets one commit holding `results.json` as it is,
+   `samples/<task>.parquet` (the sample records, nested columns kept) and a README.md card with the
+   results table (harness/dataset_card.py).
+2. The model repo gets `.eval_results/hallubench_<task>.yaml` (harness/eval_results.py), as a pull
+   request by default since the publisher rarely owns the model repo. Skipped when the run's model is
+   a local path with no Hub id (unless `model_id` names it).
+
+Nothing is written to the run folder. The token (argument, `HF_TOKEN` or the huggingface_hub login)
+only goes into HfApi, which sends it as the Authorization header; it is never printed, logged or put
+in an error message.
+"""
+from __future__ import annotations
+
+import io
+import json
+from collections import defaultdict
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator
+
+import httpx2
+import pyarrow as pa
+import pyarrow.parquet as pq
+from huggingface_hub import CommitOperationAdd, HfApi, get_token
+
+from hallubench.harness import store
+from hallubench.harness.dataset_card import dataset_card, model_label, samples_path
+from hallubench.harness.eval_results import eval_result_files, hub_model_id
+from hallubench.harness.results_schema import Results
+
+RESULTS = "results.json"
+# Arrow field metadata marking a column whose values mix types and were stored as JSON text.
+JSON_COLUMN = {b"encoding": b"json"}
+
+
+class PublishError(Exception):
+    """Publishing cannot go on (no run, no token, a Hub error); the message says what to do."""
+
+
+@dataclass
+class PublishReport:
+    """Where things went: the dataset repo and commit, and the model repo's PR/commit or why it was skipped."""
+
+    dataset_url: str
+    dataset_commit_url: str
+    model_id: str | None = None
+    model_commit_url: str | None = None
+    model_note: str | None = None
+
+
+def read_run(run_dir: Path) -> tuple[Results, bytes, dict[str, dict[str, Any]]]:
+    """The run's Results, its results.json bytes as they are, and its sample records by key."""
+    run_dir = Path(run_dir)
+    path = run_dir / RESULTS
+    if not path.is_file():
+        raise PublishError(f"{run_dir} has no {RESULTS}, so it is not a finished run folder; make one with "
+                           f"`hallubench run --output-dir {run_dir} ...` (or score saved samples with "
+                           f"`hallubench run --from-outputs {run_dir}`) and publish again")
+    raw = path.read_bytes()
+    try:
+        results = Results.from_dict(json.loads(raw))
+    except ValueError as err:  # JSONDecodeError is a ValueError too
+        raise PublishError(f"{path}: {err}") from None
+    return results, raw, store.read_store(run_dir).records
+
+
+def _column(values: list[Any]) -> tuple[pa.Array, bool]:
+    """An Arrow column with nested types inferred; values mixing types become JSON text (flag True)."""
+    try:
+        return pa.array(values), False
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        return pa.array([None if v is None else json.dumps(v, ensure_ascii=False) for v in values]), True
+
+
+def samples_table(records: list[dict[str, Any]]) -> pa.Table:
+    """The records of one task as a table, one column per record field (in first-seen order)."""
+    names = list(dict.fromkeys(name for record in records for name in record))
+    fields, arrays = [], []
+    for name in names:
+        array, as_json = _column([record.get(name) for record in records])
+        fields.append(pa.field(name, array.type, metadata=JSON_COLUMN if as_json else None))
+        arrays.append(array)
+    return pa.Table.from_arrays(arrays, schema=pa.schema(fields))
+
+
+def samples_parquet(records: dict[str, dict[str, Any]]) -> dict[str, bytes]:
+    """Task name -> parquet bytes of its records sorted by (task, id)."""
+    by_task: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for record in sorted(records.values(), key=store.sort_key):
+        by_task[record["task"]].append(record)
+    out = {}
+    for task, rows in by_task.items():
+        buffer = io.BytesIO()
+        pq.write_table(samples_table(rows), buffer)
+        out[task] = buffer.getvalue()
+    return out
+
+
+def resolve_token(token: str | None) -> str:
+    """The given token, else HF_TOKEN, else the huggingface_hub login; PublishError when there is none."""
+    token = token or get_token()
+    if not token:
+        raise PublishError("no Hugging Face token: pass --token, set HF_TOKEN or log in with `hf auth login`")
+    return token
+
+
+@contextmanager
+def _hub_errors(what: str, token: str) -> Iterator[None]:
+    """Hub and network errors as PublishError, with the token masked should a message ever echo it."""
+    try:
+        yield
+    except (OSError, httpx2.HTTPError, ValueError) as err:
+        raise PublishError(f"{what}: {str(err).replace(token, '***')}") from None
+
+
+def _adds(files: dict[str, bytes]) -> list[CommitOperationAdd]:
+    return [CommitOperationAdd(path_in_repo=path, path_or_fileobj=data) for path, data in files.items()]
+
+
+def publish_run(run_dir: Path, repo_id: str, *, token: str | None = None, private: bool = False,
+                model_results: bool = True, model_id: str | None = None, create_pr: bool = True,
+                benchmark_ids: dict[str, str] | None = None, endpoint: str | None = None) -> PublishReport:
+    """Push `run_dir` to the dataset repo `repo_id` and (unless `model_results` is False) the model's
+    `.eval_results` files to `model_id` or the Hub id in the run's model args.
+
+    `benchmark_ids` maps benchmark names to their Hub dataset ids for the eval results entries (default:
+    the results dataset). `create_pr=False` commits to the model repo's main branch instead of a PR.
+    """
+    results, raw_results, records = read_run(run_dir)
+    tables = samples_parquet(records)
+    files = {RESULTS: raw_results, "README.md": dataset_card(results, repo_id, list(tables)).encode()}
+    files.update({samples_path(task): data for task, data in tables.items()})
+    token = resolve_token(token)
+    api = HfApi(endpoint=endpoint, token=token, library_name="hallubench",
+                library_version=results.environment.packages.get("hallubench"))
+    with _hub_errors(f"publishing {run_dir} to dataset repo {repo_id}", token):
+        url = api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)
+        commit = api.create_commit(repo_id, _adds(files), repo_type="dataset",
+                                   commit_message=f"hallubench results: {model_label(results)}")
+    report = PublishReport(dataset_url=str(url), dataset_commit_url=commit.commit_url)
+    if not model_results:
+        return report
+    report.model_id = model_id or hub_model_id(results)
+    if report.model_id is None:
+        report.model_note = (f"model results skipped: the run's model {model_label(results)!r} has no Hub id "
+                             "(local path or API name); pass --model-id ORG/NAME to add them to its model repo")
+        return report
+    eval_files = eval_result_files(results, repo_id, str(url), benchmark_ids)
+    if not eval_files:
+        report.model_note = "model results skipped: no task of this run has a metric of its own"
+        return report
+    where = f"results are published at {url}, but adding .eval_results to model repo {report.model_id} failed"
+    with _hub_errors(where, token):
+        model_commit = api.create_commit(
+            report.model_id, _adds(eval_files), repo_type="model", create_pr=create_pr,
+            commit_message="Add hallubench evaluation results",
+            commit_description=f"Hallucination benchmark results; samples and card: {url}")
+    report.model_commit_url = model_commit.pr_url or model_commit.commit_url
+    return report
