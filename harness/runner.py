@@ -1,7 +1,7 @@
 """The run: one Accelerator, samples sharded by stable id, appended to the run folder, scored on main.
 
 Every process builds the same plan, skips samples the run folder already holds, generates its
-round-robin share of the rest and appends each record to its own file. After a barrier the main
+round-robin share of the remaining batches and appends each record to its own file. After a barrier the main
 process gathers what each process did, merges the files into `samples.jsonl`, checks that every
 planned sample is there, scores and writes `results.json`.
 """
@@ -111,18 +111,20 @@ def run(options: RunOptions) -> Results | None:
               "that sample runs again")
     finished = initial.finished()
     accelerator.wait_for_everyone()  # everyone has read the folder before any writer trims a torn tail
-    mine = shard([item for item in items if item.key not in finished],
-                 accelerator.process_index, accelerator.num_processes)
+    # Whole batches are dealt out, so a batch holds the same samples whatever the process count.
+    batches = list(_batches([item for item in items if item.key not in finished], options.batch_size))
+    mine = shard(batches, accelerator.process_index, accelerator.num_processes)
+    generated_here = sum(map(len, mine))
     writer = store.SampleWriter(store.rank_file(run_dir, accelerator.process_index))
-    bar = tqdm(total=len(mine), desc="hallubench run", unit="sample", disable=not accelerator.is_main_process)
+    bar = tqdm(total=generated_here, desc="hallubench run", unit="sample", disable=not accelerator.is_main_process)
     t_gen = time.perf_counter()
-    for batch in _batches(mine, options.batch_size):
+    for batch in mine:
         for record in run_batch(model, batch, options):
             writer.append(record)
         bar.update(len(batch))
     bar.close()
     writer.close()
-    done = gather_object([{"rank": accelerator.process_index, "generated": len(mine)}])
+    done = gather_object([{"rank": accelerator.process_index, "generated": generated_here}])
     generation_s = time.perf_counter() - t_gen
     accelerator.wait_for_everyone()
     results = None
@@ -143,5 +145,5 @@ def run(options: RunOptions) -> Results | None:
                           model=ModelInfo(name=options.model, args=_options_dict(options)["model_args"],
                                           fingerprint=model.fingerprint))
         write_results(results, run_dir)
-    accelerator.wait_for_everyone()
+    # No barrier after this: if scoring fails on the main process, the others must not wait for it forever.
     return results
