@@ -56,9 +56,9 @@ def _load_model(options: RunOptions, device: str):
 
 
 def resolve_tasks(names: list[str]) -> list[Task]:
-    """Tasks by exact name; ConfigError listing the valid names for an unknown one."""
+    """Tasks by exact name, each once; ConfigError listing the valid names for an unknown one."""
     try:
-        return [get_task(name) for name in names]
+        return [get_task(name) for name in dict.fromkeys(names)]
     except KeyError as err:
         raise ConfigError(err.args[0]) from None
 

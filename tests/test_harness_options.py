@@ -85,6 +85,14 @@ def test_cli_reports_bad_tokens_and_unknown_tasks(capsys):
     assert "unknown task 'nope'" in err and "cchall_cot" in err
 
 
+def test_tasks_resolve_exactly_and_once():
+    from hallubench.harness.runner import resolve_tasks
+
+    assert [t.name for t in resolve_tasks(["cmm", "cchall", "cmm"])] == ["cmm", "cchall"]
+    with pytest.raises(ValueError, match="unknown task 'cmm_all'"):
+        resolve_tasks(["cmm_all"])
+
+
 def test_flags_and_their_lm_eval_spellings_parse_alike():
     dashed = _args(["--model-args", "a=1", "--gen-kwargs", "n=2", "--batch-size", "3", "--output-dir", "o"])
     underscored = _args(["--model_args", "a=1", "--gen_kwargs", "n=2", "--batch_size", "3", "--output_dir", "o"])
