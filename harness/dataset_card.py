@@ -85,6 +85,8 @@ def dataset_card(results: Results, repo_id: str, sample_tasks: list[str]) -> str
     header = yaml.safe_dump(card_metadata(results, sample_tasks), sort_keys=False, allow_unicode=True)
     scored_from = (f"\nScores were recomputed from the saved outputs of `{results.run.from_outputs}`.\n"
                    if results.run.from_outputs else "")
+    data_note = ("\n`--data-dir` is where the built datasets were on the machine that ran; point it at your own "
+                 "`hallubench build` output.\n" if results.run.options.get("data_dir") else "")
     load = (f'```python\nfrom datasets import load_dataset\n\nsamples = load_dataset("{repo_id}", '
             f'"{sorted(sample_tasks)[0]}")\n```\n' if sample_tasks else "")
     return f"""---
@@ -118,4 +120,4 @@ left out of the score. Group breakdowns and non-scalar metric outputs are in `re
 ```bash
 {reproduce_command(results)}
 ```
-"""
+{data_note}"""

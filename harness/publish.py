@@ -52,7 +52,11 @@ class PublishReport:
 
 
 def read_run(run_dir: Path) -> tuple[Results, bytes, dict[str, dict[str, Any]]]:
-    """The run's Results, its results.json bytes as they are, and its sample records by key."""
+    """The run's Results, its results.json bytes as they are, and its sample records by key.
+
+    A folder written by `hallubench run --from-outputs SRC --output-dir DIR` holds only results.json;
+    its samples are read from SRC, which results.json records.
+    """
     run_dir = Path(run_dir)
     path = run_dir / RESULTS
     if not path.is_file():
@@ -64,7 +68,11 @@ def read_run(run_dir: Path) -> tuple[Results, bytes, dict[str, dict[str, Any]]]:
         results = Results.from_dict(json.loads(raw))
     except ValueError as err:  # JSONDecodeError is a ValueError too
         raise PublishError(f"{path}: {err}") from None
-    return results, raw, store.read_store(run_dir).records
+    records = store.read_store(run_dir).records
+    source = results.run.from_outputs
+    if not records and source and Path(source).is_dir():
+        records = store.read_store(Path(source)).records
+    return results, raw, records
 
 
 def _column(values: list[Any]) -> tuple[pa.Array, bool]:
@@ -120,7 +128,7 @@ def _adds(files: dict[str, bytes]) -> list[CommitOperationAdd]:
     return [CommitOperationAdd(path_in_repo=path, path_or_fileobj=data) for path, data in files.items()]
 
 
-def publish_run(run_dir: Path, repo_id: str, *, token: str | None = None, private: bool = False,
+def publish_run(run_dir: Path, repo_id: str, *, token: str | None = None, private: bool | None = None,
                 model_results: bool = True, model_id: str | None = None, create_pr: bool = True,
                 benchmark_ids: dict[str, str] | None = None, endpoint: str | None = None) -> PublishReport:
     """Push `run_dir` to the dataset repo `repo_id` and (unless `model_results` is False) the model's
@@ -128,14 +136,14 @@ def publish_run(run_dir: Path, repo_id: str, *, token: str | None = None, privat
 
     `benchmark_ids` maps benchmark names to their Hub dataset ids for the eval results entries (default:
     the results dataset). `create_pr=False` commits to the model repo's main branch instead of a PR.
+    `private=None` leaves a new dataset repo's visibility to the Hub's default for the namespace.
     """
     results, raw_results, records = read_run(run_dir)
     tables = samples_parquet(records)
     files = {RESULTS: raw_results, "README.md": dataset_card(results, repo_id, list(tables)).encode()}
     files.update({samples_path(task): data for task, data in tables.items()})
     token = resolve_token(token)
-    api = HfApi(endpoint=endpoint, token=token, library_name="hallubench",
-                library_version=results.environment.packages.get("hallubench"))
+    api = HfApi(endpoint=endpoint, token=token, library_name="hallubench")
     with _hub_errors(f"publishing {run_dir} to dataset repo {repo_id}", token):
         url = api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)
         commit = api.create_commit(repo_id, _adds(files), repo_type="dataset",
@@ -152,7 +160,7 @@ def publish_run(run_dir: Path, repo_id: str, *, token: str | None = None, privat
     if not eval_files:
         report.model_note = "model results skipped: no task of this run has a metric of its own"
         return report
-    where = f"results are published at {url}, but adding .eval_results to model repo {report.model_id} failed"
+    where = f"results are published at {url}, but adding .eval_results to model repo {report.model_id} failed (publish with --model-id ORG/NAME, or --no-model-results)"
     with _hub_errors(where, token):
         model_commit = api.create_commit(
             report.model_id, _adds(eval_files), repo_type="model", create_pr=create_pr,

@@ -1,0 +1,71 @@
+"""`hallubench publish`: put a run folder on the Hugging Face Hub.
+
+    hallubench publish runs/qwen --repo you/qwen-hallubench            # dataset repo + PR on the model repo
+    hallubench publish runs/qwen --repo you/qwen-hallubench --no-model-results --private
+
+The dataset repo gets results.json, samples/<task>.parquet and a card with the results table; the
+model repo gets `.eval_results/hallubench_<task>.yaml` as a pull request. The token comes from
+--token, HF_TOKEN or `hf auth login`, and is never printed or written anywhere.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from hallubench.harness.options import ConfigError, parse_kv
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser("publish", help="publish a run folder to the Hugging Face Hub", description=__doc__,
+                              formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("run_dir", type=Path, metavar="RUN_DIR", help="run folder (holds results.json)")
+    p.add_argument("--repo", required=True, help="Hub dataset repo for results and samples, e.g. you/model-hallubench")
+    p.add_argument("--token", help="Hub token (default: HF_TOKEN, then the `hf auth login` token)")
+    p.add_argument("--private", action="store_true", help="create the dataset repo private")
+    p.add_argument("--no-model-results", dest="model_results", action="store_false",
+                   help="do not add .eval_results to the model repo")
+    p.add_argument("--model-id", help="the model's Hub repo (default: the run's pretrained= argument if it is one)")
+    p.add_argument("--direct-commit", dest="create_pr", action="store_false",
+                   help="commit .eval_results to the model repo's main branch instead of opening a pull request")
+    p.add_argument("--benchmark-ids", help='Hub dataset ids of benchmarks for .eval_results, "cmm=org/cmm,..." '
+                                           "(default: the results dataset)")
+    p.set_defaults(func=handle)
+
+
+def _publish(run_dir: Path, **kwargs) -> int:
+    from hallubench.harness.publish import PublishError, publish_run
+
+    try:
+        report = publish_run(run_dir, **kwargs)
+    except (PublishError, ConfigError) as err:
+        print(f"hallubench publish: error: {err}", file=sys.stderr)
+        return 2
+    print(f"results dataset: {report.dataset_url} (commit {report.dataset_commit_url})")
+    if report.model_commit_url:
+        print(f"model results for {report.model_id}: {report.model_commit_url}")
+    if report.model_note:
+        print(report.model_note)
+    return 0
+
+
+def handle(args: argparse.Namespace) -> int:
+    try:
+        benchmark_ids = parse_kv(args.benchmark_ids, "--benchmark-ids")
+    except ConfigError as err:
+        print(f"hallubench publish: error: {err}", file=sys.stderr)
+        return 2
+    return _publish(args.run_dir, repo_id=args.repo, token=args.token, private=True if args.private else None,
+                    model_results=args.model_results, model_id=args.model_id, create_pr=args.create_pr,
+                    benchmark_ids={k: str(v) for k, v in benchmark_ids.items()})
+
+
+def push_after_run(args: argparse.Namespace) -> int:
+    """`hallubench run --push-to-hub REPO`: publish the run folder just written, with the default options."""
+    if getattr(args, "from_outputs", None):
+        run_dir = getattr(args, "output_dir", None) or args.from_outputs
+    else:
+        from hallubench.cli.run import build_options
+
+        run_dir = build_options(args).output_dir
+    return _publish(Path(run_dir), repo_id=args.push_to_hub)
