@@ -48,6 +48,7 @@ def _generate(model: ChatModel, items: list[WorkItem], convs: list, records: lis
     seeds = [item.seed for item in items]
     outputs = _call(model, convs, items[0].generation, seeds)
     extra = items[0].sample_generation
+    # The extra samples get their own seed (sample seed + 1) so they never replay a sampled main answer.
     samples = (_call(model, convs, extra, [(s + 1) & 0x7FFFFFFF for s in seeds]) if extra
                else [[] for _ in items])
     parse = get_parser(items[0].task.parser)
@@ -66,7 +67,9 @@ def run_batch(model: ChatModel, items: list[WorkItem], options: RunOptions) -> l
         except MediaError as err:
             record["error"] = _error("media", err)
             continue
-        ready.append(item), convs.append(conv), ready_records.append(record)
+        ready.append(item)
+        convs.append(conv)
+        ready_records.append(record)
     if ready:
         try:
             _generate(model, ready, convs, ready_records)

@@ -4,6 +4,21 @@ Each process appends finished samples to its own `samples_rank<k>.jsonl` (flushe
 record). At the end the main process merges every record into `samples.jsonl`, sorted by (task, id),
 and removes the rank files. A torn last line (a write cut by kill -9) is skipped and reported; a bad
 line anywhere else is an error naming the file and line.
+
+A record (one JSON line; written by harness/generate.py):
+  key                 hash of task, id, model fingerprint, settings, media options and run seed
+  task, id            task name and the row's stable id (merged file order)
+  model, model_fingerprint
+  seed                the sample's own seed (the stochastic samples use seed + 1)
+  generation, sample_generation   effective GenerationSettings of the answer / the extra samples
+  prompt              the text the model got
+  media               what it saw: video {path, indices, timestamps, native_fps, duration},
+                      audio {path, start, end, sr, muted}, image {path, size, blank}
+  outputs, samples    raw answer(s) and the stochastic samples
+  parsed              the task parser's reading of outputs[0] (None: unparseable)
+  reference, group, metric_inputs   what scoring needs, so re-scoring needs no dataset
+  error               null, or {type: "media"|"generation", class, message}; outputs then empty
+  time_s              this sample's share of its batch's wall time
 """
 from __future__ import annotations
 
