@@ -160,7 +160,8 @@ def publish_run(run_dir: Path, repo_id: str, *, token: str | None = None, privat
     if not eval_files:
         report.model_note = "model results skipped: no task of this run has a metric of its own"
         return report
-    where = f"results are published at {url}, but adding .eval_results to model repo {report.model_id} failed (publish with --model-id ORG/NAME, or --no-model-results)"
+    where = (f"results are published at {url}, but adding .eval_results to model repo {report.model_id} failed "
+             "(name the model repo with --model-id ORG/NAME, or skip it with --no-model-results)")
     with _hub_errors(where, token):
         model_commit = api.create_commit(
             report.model_id, _adds(eval_files), repo_type="model", create_pr=create_pr,

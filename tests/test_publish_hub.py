@@ -58,8 +58,9 @@ class HubTestDouble:
     """Stands in for huggingface.co: records every request and answers repo creation, README YAML
     validation, preupload (every file "regular", so contents travel base64 in the commit) and commit."""
 
-    def __init__(self, models=(MODEL,)):
+    def __init__(self, models=(MODEL,), refuse_commit: str | None = None):
         self.repos = {("model", m) for m in models}
+        self.refuse_commit = refuse_commit  # answer the dataset commit with 403 and this error text
         self.requests: list[httpx2.Request] = []
         self.library_requests: list[httpx2.Request] = []
         self.commits: list[dict] = []
@@ -91,6 +92,8 @@ class HubTestDouble:
                 files = [{"path": f["path"], "uploadMode": "regular", "shouldIgnore": False, "oid": None}
                          for f in json.loads(body)["files"]]
                 return httpx2.Response(200, json={"files": files})
+            if self.refuse_commit is not None:
+                return httpx2.Response(403, json={"error": self.refuse_commit})
             return self._commit(kind, repo_id, request)
         self.unexpected.append(f"{request.method} {request.url}")
         return httpx2.Response(404, json={"error": "not in the Hub test double"})
@@ -162,6 +165,7 @@ def test_run_folder_has_failed_and_unparsed_samples(run_dir):
 def test_publish_sends_results_samples_card_and_eval_results(run_dir, hub, monkeypatch, capfd, caplog, tmp_path):
     monkeypatch.setenv("HF_TOKEN", TOKEN)
     caplog.set_level(logging.DEBUG)
+    caplog.set_level(logging.DEBUG, logger="huggingface_hub")
     before = {p: p.read_bytes() for p in run_dir.rglob("*") if p.is_file()}
     assert main(["publish", str(run_dir), "--repo", REPO]) == 0
     out, err = capfd.readouterr()
@@ -242,6 +246,14 @@ def test_missing_model_repo_is_an_error_naming_it_and_hiding_the_token(run_dir, 
     out, err = capfd.readouterr()
     assert "org/not-there" in err and f"published at https://huggingface.co/datasets/{REPO}" in err
     assert [c["kind"] for c in hub.commits] == ["dataset"]
+    _assert_token_hidden(hub, run_dir, out, err)
+
+
+def test_hub_error_text_echoing_the_token_is_masked(run_dir, hub, capfd):
+    hub.refuse_commit = f"token {TOKEN} has no write access to {REPO}"
+    assert main(["publish", str(run_dir), "--repo", REPO, "--token", TOKEN]) == 2
+    out, err = capfd.readouterr()
+    assert f"publishing {run_dir} to dataset repo {REPO}" in err and "token *** has no write access" in err
     _assert_token_hidden(hub, run_dir, out, err)
 
 
