@@ -54,6 +54,8 @@ def register(subparsers) -> None:
     p.add_argument("--max-frames", "--max_frames", dest="max_frames", type=int, help="frame cap with --fps")
     p.add_argument("--from-outputs", "--from_outputs", dest="from_outputs", type=Path,
                    help="re-score this run folder's saved outputs without loading the model")
+    p.add_argument("--push-to-hub", "--push_to_hub", dest="push_to_hub", metavar="REPO_ID",
+                   help="then publish the run folder to this Hub dataset repo (as `hallubench publish RUN_DIR --repo REPO_ID`)")
     p.add_argument("--log-samples", "--log_samples", dest="log_samples", action="store_true",
                    help="accepted for lm-eval compatibility; samples are always written")
     p.set_defaults(func=handle)
@@ -70,7 +72,7 @@ def _yaml(path: Path) -> dict[str, Any]:
 
 def build_options(args: argparse.Namespace) -> RunOptions:
     """RunOptions from the YAML file (if any) overridden by the flags given on the command line."""
-    given = {k: v for k, v in vars(args).items() if k not in ("func", "command", "config", "from_outputs", "log_samples")}
+    given = {k: v for k, v in vars(args).items() if k not in ("func", "command", "config", "from_outputs", "log_samples", "push_to_hub")}
     values = {**(_yaml(args.config) if getattr(args, "config", None) else {}), **given}
     fields = set(RunOptions.__dataclass_fields__)
     unknown = sorted(set(values) - fields - {"log_samples"})
@@ -105,4 +107,8 @@ def handle(args: argparse.Namespace) -> int:
         return 2
     if results is not None:
         print(table(results))
+    if results is not None and getattr(args, "push_to_hub", None):
+        from hallubench.cli.publish import push_after_run
+
+        return push_after_run(args)
     return 0

@@ -19,8 +19,7 @@ from hallubench.harness import store
 from hallubench.harness.data import ensure_mini
 from hallubench.harness.results_schema import Results
 
-sys.path.insert(0, str(Path(__file__).parent))
-from tiny_models import make_tiny_model  # noqa: E402
+from hallubench.models.tiny import make_tiny_model
 
 os.environ["HF_HUB_OFFLINE"] = "1"
 # CPU float reductions depend on the thread count, and a tiny random model's sampled tokens follow

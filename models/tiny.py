@@ -1,4 +1,7 @@
-"""Tiny random transformers checkpoints with real processors, built offline for tests.
+"""Tiny random transformers checkpoints with real processors, built offline.
+
+Untrained (random weights): they exercise the real processor, chat template and `generate` path in
+tests and in the offline demo; their text is noise, and the demo says so.
 
 `make_tiny_model(kind, out_dir)` writes a folder that `hallubench.models.get_model("hf", model=folder)`
 (or `AutoProcessor.from_pretrained`) loads like a Hub checkpoint: config + random weights (1 layer,
