@@ -5,6 +5,7 @@ Without `--data-dir` the embedded mini benchmarks are built once into a cache fo
 """
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import tempfile
@@ -18,7 +19,15 @@ COMPLETE = ".complete"
 
 
 def default_data_dir() -> Path:
-    return Path(os.environ.get("HALLUBENCH_CACHE", Path.home() / ".cache" / "hallubench")) / "mini"
+    """The cache folder of the mini benchmarks, keyed by the builders' source so an upgrade rebuilds them."""
+    import hallubench.builders as builders
+
+    digest = hashlib.sha256()
+    root = Path(builders.__file__).parent
+    for path in sorted(p for p in root.rglob("*") if p.suffix in (".py", ".md")):
+        digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes())
+    cache = Path(os.environ.get("HALLUBENCH_CACHE", Path.home() / ".cache" / "hallubench"))
+    return cache / f"mini-{digest.hexdigest()[:12]}"
 
 
 def ensure_mini(cache: Path) -> Path:
@@ -50,7 +59,7 @@ def dataset_dir(data_dir: Path, task: Task) -> Path:
     if not (folder / "README.md").exists():
         raise ConfigError(
             f"no built {task.benchmark!r} dataset at {folder} (task {task.name!r}); run "
-            f"`hallubench build {task.benchmark} SOURCE {folder}` or pass --data-dir with built datasets")
+            f"`hallubench build {task.benchmark} --source RELEASE --out {folder}` or pass --data-dir with built datasets")
     return folder
 
 

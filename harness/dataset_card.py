@@ -9,6 +9,7 @@ from typing import Any
 import yaml
 
 from hallubench.harness.results_schema import Results, TaskResult
+from hallubench.harness.report import markdown_table
 
 # RunOptions fields that describe where files went on the machine that ran, not what was evaluated.
 _LOCAL_OPTIONS = ("output_dir",)
@@ -45,21 +46,18 @@ def _format(value: float) -> str:
     return f"{value:.4f}" if isinstance(value, float) else str(value)
 
 
-def _task_rows(name: str, task: TaskResult) -> list[str]:
-    counts = f"{task.n_selected} | {task.n_unparsed} | {task.n_errors}"
+def _task_rows(name: str, task: TaskResult) -> list[list[Any]]:
+    counts = [task.n_selected, task.n_unparsed, task.n_errors]
     if task.metric is None:
-        return [f"| {name} | - | scored by {task.scored_by} | {counts} |"]
-    rows = [f"| {name} | {metric} | {_format(value)} | {counts} |"
-            for metric, value in task.metrics.items() if is_scalar(value)]
-    return rows or [f"| {name} | - | no metric value (all samples failed or unparsed) | {counts} |"]
+        return [[name, "-", f"scored by {task.scored_by}", *counts]]
+    rows = [[name, metric, _format(value), *counts] for metric, value in task.metrics.items() if is_scalar(value)]
+    return rows or [[name, "-", "no metric value (all samples failed or unparsed)", *counts]]
 
 
 def results_table(results: Results) -> str:
     """Markdown table: one row per task and scalar metric, with the sample counts behind it."""
-    lines = ["| task | metric | value | n | unparsed | errors |", "|---|---|---|---|---|---|"]
-    for name, task in sorted(results.tasks.items()):
-        lines += _task_rows(name, task)
-    return "\n".join(lines)
+    rows = [row for name, task in sorted(results.tasks.items()) for row in _task_rows(name, task)]
+    return markdown_table(["task", "metric", "value", "n", "unparsed", "errors"], rows)
 
 
 def card_metadata(results: Results, sample_tasks: list[str]) -> dict[str, Any]:

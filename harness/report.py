@@ -12,16 +12,22 @@ def _metrics(metrics: dict[str, Any]) -> str:
     return ", ".join(flat) or "-"
 
 
-def _row(name: str, group: str, result: GroupResult, note: str | None = None) -> str:
-    return (f"| {name} | {group} | {result.n_selected} | {result.n_scored} | {result.n_unparsed} | "
-            f"{result.n_errors} | {note or _metrics(result.metrics)} |")
+def markdown_table(header: list[str], rows: list[list[Any]]) -> str:
+    """A markdown table; cells are shown with str()."""
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def _row(name: str, group: str, result: GroupResult, note: str | None = None) -> list[Any]:
+    return [name, group, result.n_selected, result.n_scored, result.n_unparsed, result.n_errors,
+            note or _metrics(result.metrics)]
 
 
 def table(results: Results) -> str:
-    lines = ["| task | group | n | scored | unparsed | errors | metrics |", "|---|---|---|---|---|---|---|"]
+    rows = []
     for name, task in sorted(results.tasks.items()):
         note = f"scored by {task.scored_by}" if task.metric is None else None
-        lines.append(_row(name, "all", task, note))
-        for group, result in task.groups.items():
-            lines.append(_row("", group, result))
-    return "\n".join(lines)
+        rows.append(_row(name, "all", task, note))
+        rows += [_row("", group, result) for group, result in task.groups.items()]
+    return markdown_table(["task", "group", "n", "scored", "unparsed", "errors", "metrics"], rows)
