@@ -23,6 +23,7 @@ LAYOUT = "the official AVHalluBench layout: data.json (list of {video_id, source
 
 class AVHalluBench(ReleaseBuilder):
     NAME = "avhallubench"
+    SUMMARY_COLUMNS = ("source",)
     BUILDER_CONFIGS = [datasets.BuilderConfig(name="default")]
     FEATURES = datasets.Features({
         "id": datasets.Value("string"),

@@ -37,6 +37,7 @@ class ReleaseBuilder(datasets.GeneratorBasedBuilder):
 
     NAME: str = ""
     FEATURES: datasets.Features | dict[str, datasets.Features]
+    SUMMARY_COLUMNS: tuple[str, ...] = ()  # label-like columns whose value counts `summarize` shows
     DEFAULT_OUTPUT_CONFIG: str | None = None  # marked `default: true` in the card when several configs exist
 
     def __init__(self, *, source: str | Path, media_root: str | Path, skip_missing: bool = False, **kwargs: Any):

@@ -25,6 +25,7 @@ COLUMNS = ("question_id",) + TEXT_FIELDS + ("image",)
 
 class CCHall(ReleaseBuilder):
     NAME = "cchall"
+    SUMMARY_COLUMNS = ("label", "language_category")
     BUILDER_CONFIGS = [datasets.BuilderConfig(name="all")]
     DEFAULT_OUTPUT_CONFIG = "all"
     FEATURES = datasets.Features({

@@ -24,6 +24,7 @@ SEGMENT = {"segment": datasets.Value("string"), "segment_label": datasets.Value(
 
 class MHaluBench(ReleaseBuilder):
     NAME = "mhalubench"
+    SUMMARY_COLUMNS = ("task_type",)
     BUILDER_CONFIGS = [datasets.BuilderConfig(name="default")]
     FEATURES = datasets.Features({
         "id": datasets.Value("string"),

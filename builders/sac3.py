@@ -45,6 +45,7 @@ LABELLED = {**COMMON, "right_answers": TEXTS}
 
 class SAC3(ReleaseBuilder):
     NAME = "sac3"
+    SUMMARY_COLUMNS = ("hallucinated",)
     BUILDER_CONFIGS = [datasets.BuilderConfig(name=name) for name in FILES]
     FEATURES = {
         "prime": datasets.Features({**COMMON, **{name: TEXTS for name in LISTS}}),
