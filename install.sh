@@ -13,4 +13,6 @@ if ! command -v ffmpeg >/dev/null 2>&1; then
 fi
 
 python3 -m pip install --quiet --progress-bar off -e ".[test]"
-hallubench metrics install
+# pyenv puts console scripts on PATH through shims, made by a rehash.
+if command -v pyenv >/dev/null 2>&1; then pyenv rehash; fi
+python3 -m hallubench metrics install
