@@ -1,0 +1,55 @@
+"""The wheel holds one import namespace, `hallubench`, with every subpackage and its data files."""
+import configparser
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory) -> zipfile.ZipFile:
+    out = tmp_path_factory.mktemp("wheel")
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(out),
+                    str(ROOT)], check=True, capture_output=True)
+    (path,) = out.glob("hallubench-*.whl")
+    return zipfile.ZipFile(path)
+
+
+@pytest.fixture(scope="module")
+def wheel_files(wheel) -> list[str]:
+    return wheel.namelist()
+
+
+def test_nothing_but_hallubench_lands_in_site_packages(wheel_files):
+    tops = {name.split("/")[0] for name in wheel_files}
+    assert {top for top in tops if not top.startswith("hallubench-")} == {"hallubench"}
+
+
+def test_every_top_level_folder_with_code_is_a_subpackage(wheel_files):
+    config = configparser.ConfigParser()
+    config.read(ROOT / "setup.cfg")
+    mapped = {line.split("=")[1].strip() for line in config["options"]["package_dir"].strip().splitlines()}
+    code_folders = {p.parent.name for p in ROOT.glob("*/__init__.py")} | {"hallubench"}
+    assert code_folders <= mapped, f"top-level folders missing from setup.cfg package_dir: {code_folders - mapped}"
+    assert "hallubench/__main__.py" in wheel_files
+
+
+def test_metric_modules_cards_and_dataset_cards_are_shipped(wheel_files):
+    metrics = sorted(p.parent.name for p in (ROOT / "metrics").glob("*/*.py") if p.stem == p.parent.name)
+    assert metrics, "no metric modules found"
+    for name in metrics:
+        assert f"hallubench/metrics/{name}/{name}.py" in wheel_files
+        assert f"hallubench/metrics/{name}/README.md" in wheel_files
+    for card in (ROOT / "builders" / "cards").glob("*.md"):
+        assert f"hallubench/builders/cards/{card.name}" in wheel_files
+
+
+def test_console_script_is_declared(wheel, wheel_files):
+    entry_points = next(name for name in wheel_files if name.endswith("dist-info/entry_points.txt"))
+    config = configparser.ConfigParser()
+    config.read_string(wheel.read(entry_points).decode())
+    assert config["console_scripts"]["hallubench"] == "hallubench.cli.main:main"
