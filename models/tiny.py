@@ -208,12 +208,14 @@ def _save(model, processor, out: Path) -> None:
     processor.save_pretrained(out)
 
 
-def make_tiny_model(kind: str, out_dir: str | Path) -> Path:
-    """Write a tiny random `kind` checkpoint (KINDS or EXTRA_KINDS) under out_dir/kind and return that folder."""
+def make_tiny_model(kind: str, out_dir: str | Path, seed: int = 0) -> Path:
+    """Write a tiny random `kind` checkpoint (KINDS or EXTRA_KINDS) under out_dir/kind and return that folder.
+
+    `seed` sets the torch seed of the random weights: same kind, different seeds = different models."""
     if kind not in _BUILDERS:
         raise ValueError(f"unknown tiny model kind {kind!r}; choose one of {', '.join(_BUILDERS)}")
     out = Path(out_dir) / kind
-    torch.manual_seed(0)
+    torch.manual_seed(seed)
     _BUILDERS[kind](out)
     return out
 

@@ -1,0 +1,36 @@
+"""The one aggregation entry point: judgment records -> CrossCheck scores, through the crosscheck metric
+module's own `build_table` + `aggregate` (what `evaluate.load("crosscheck").compute` runs)."""
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from hallubench.metrics.crosscheck.crosscheck import aggregate, build_table
+
+WEIGHTINGS = ("uniform", "task", "query")
+
+
+def score_records(records: Mapping[str, Sequence], weighting: str = "task", temperature: float = 0.1,
+                  evidence_models: Sequence[str] | None = None, include_self: bool = True,
+                  evidence_modality: Mapping[str, str] | None = None,
+                  selfcheck_scores: Mapping[str, float] | None = None) -> dict[str, Any]:
+    """CrossCheck results (scores, ranking, eta, selfcheck_scores, document_scores, sentence_scores) of
+    records {systems, documents, evidence, judgments} (e.g. `CrossCheckRecords.compute_kwargs()`).
+
+    With "task"/"query" weighting, evidence models that have no SelfCheck score (no own sentences, and none
+    in `selfcheck_scores`) cannot be weighted; they are left out and listed under "unweighted_evidence".
+    """
+    table = build_table(records["systems"], records["documents"], records["evidence"], records["judgments"])
+    unweighted: list[str] = []
+    if weighting != "uniform":
+        sources = {s for passages in table.values() for available in passages.values() for s in available}
+        own = {system for system, passages in table.items() if any(system in a for a in passages.values())}
+        unweighted = sorted(sources - own - set(selfcheck_scores or {}))
+        if unweighted:
+            allowed = sources - set(unweighted) if evidence_models is None else set(evidence_models) - set(unweighted)
+            evidence_models = sorted(allowed)
+    results = aggregate(table, weighting=weighting, temperature=temperature, evidence_models=evidence_models,
+                        include_self=include_self, evidence_modality=evidence_modality,
+                        selfcheck_scores=selfcheck_scores)
+    results["unweighted_evidence"] = unweighted
+    return results

@@ -1,0 +1,72 @@
+"""Run folders -> per task, each model's greedy answer, sampled passages and the row's reference, on
+the items every model answered (the run folder is the source of truth: no model is loaded here)."""
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from hallubench.harness import store
+from hallubench.harness.options import ConfigError
+
+
+@dataclass
+class TaskResponses:
+    """One task across models, on `ids` (items every model answered without error, sorted)."""
+
+    task: str
+    ids: list[str]
+    answers: dict[str, list[str]]          # model -> greedy answer per id
+    samples: dict[str, list[list[str]]]    # model -> sampled passages per id
+    references: list[str | None]           # the row's human reference per id (RefCheck)
+    dropped: dict[str, list[str]] = field(default_factory=dict)  # model -> ids left out (error/missing)
+
+
+def read_run(name: str, run_dir: Path) -> dict[str, dict[str, dict]]:
+    """task -> id -> the successful record of that item in `run_dir`; ConfigError if an item has two."""
+    run_dir = Path(run_dir)
+    if not (run_dir / store.MERGED).is_file() and not list(run_dir.glob(store.RANK_GLOB)):
+        raise ConfigError(f"{run_dir} (model {name!r}) holds no samples.jsonl; make it with `hallubench run "
+                          f"--output-dir {run_dir} ...` or `hallubench crosscheck`")
+    by_task: dict[str, dict[str, dict]] = defaultdict(dict)
+    for record in store.read_store(run_dir).records.values():
+        if record.get("error") is not None or not record.get("outputs"):
+            continue
+        task, item = record["task"], str(record["id"])
+        if item in by_task[task]:
+            raise ConfigError(f"{run_dir}: task {task!r} item {item!r} has records from runs with different "
+                              "settings (model, samples, frames or seed); rank one setting per folder "
+                              "(use a new --output-dir for the other)")
+        by_task[task][item] = record
+    return by_task
+
+
+def collect(run_dirs: dict[str, Path], tasks: list[str] | None = None) -> list[TaskResponses]:
+    """The cross-checkable tasks (records with sampled passages) of every run, or just `tasks`."""
+    if len(run_dirs) < 1:
+        raise ConfigError("give at least one run folder")
+    runs = {name: read_run(name, path) for name, path in run_dirs.items()}
+    present = [t for t in dict.fromkeys(t for r in runs.values() for t in sorted(r))
+               if any(rec.get("samples") for r in runs.values() for rec in r.get(t, {}).values())]
+    wanted = present if tasks is None else list(dict.fromkeys(tasks))
+    out = []
+    for task in wanted:
+        missing = [name for name, r in runs.items() if not any(rec.get("samples") for rec in r.get(task, {}).values())]
+        if missing:
+            raise ConfigError(f"task {task!r} has no sampled passages in the run folder(s) of {', '.join(missing)} "
+                              f"({', '.join(str(run_dirs[m]) for m in missing)}); cross-checkable tasks there: "
+                              f"{', '.join(present) or 'none'} (run them with --num-samples >= 1)")
+        per_model = {name: {i: rec for i, rec in r[task].items() if rec.get("samples")} for name, r in runs.items()}
+        ids = sorted(set.intersection(*(set(records) for records in per_model.values())))
+        if not ids:
+            raise ConfigError(f"task {task!r}: no item was answered by every model; check the runs' --limit and errors")
+        first = per_model[next(iter(per_model))]
+        out.append(TaskResponses(
+            task=task, ids=ids,
+            answers={name: [records[i]["outputs"][0] for i in ids] for name, records in per_model.items()},
+            samples={name: [list(records[i]["samples"]) for i in ids] for name, records in per_model.items()},
+            references=[first[i].get("reference") for i in ids],
+            dropped={name: sorted(set(records) - set(ids)) for name, records in per_model.items()
+                     if set(records) - set(ids)},
+        ))
+    return out

@@ -1,0 +1,95 @@
+"""Judges by name (`--judge embedding|nli|llm` + `--judge-args`), always behind the judgment cache, and
+the judging of one board: every target sentence against every evidence passage of its query."""
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from hallubench.harness.options import ConfigError
+from hallubench.judges import CachedJudge, JudgmentCache, judge_responses, split_sentences
+from hallubench.ranking.aggregate import score_records
+
+JUDGES = ("embedding", "nli", "llm")
+REFERENCE = "reference"
+
+
+def make_judge(kind: str, judge_args: Mapping[str, Any] | None = None, cache: JudgmentCache | None = None) -> CachedJudge:
+    """A CachedJudge over the `kind` judge built from `judge_args`:
+
+    embedding: model_dir, device, batch_size (default: the bundled all-MiniLM-L6-v2, offline);
+    nli: pretrained (MNLI checkpoint, required), device, batch_size, contradiction, entailment;
+    llm (CrossCheck-explicit prompt): adapter (hf|openai, default hf), batch_size, the rest to the adapter
+    (pretrained=..., dtype=..., as in --model-args).
+    """
+    args = dict(judge_args or {})
+    try:
+        if kind == "embedding":
+            from hallubench.judges.embedding import EmbeddingJudge
+
+            judge = EmbeddingJudge(**args)
+        elif kind == "nli":
+            from hallubench.judges.nli import NLIJudge
+
+            if "pretrained" not in args:
+                raise ConfigError("--judge nli needs --judge-args pretrained=MNLI_CHECKPOINT")
+            judge = NLIJudge.from_pretrained(args.pop("pretrained"), **args)
+        elif kind == "llm":
+            from hallubench.judges.llm import ExplicitLLMJudge
+            from hallubench.models import get_model
+
+            adapter, batch_size = args.pop("adapter", "hf"), int(args.pop("batch_size", 16))
+            if "pretrained" in args and "model" not in args:
+                args["model"] = args.pop("pretrained")
+            if "model" not in args:
+                raise ConfigError("--judge llm needs --judge-args pretrained=CHECKPOINT (and adapter=hf|openai)")
+            judge = ExplicitLLMJudge(get_model(adapter, **args), batch_size=batch_size)
+        else:
+            raise ConfigError(f"--judge {kind!r}: choose one of {', '.join(JUDGES)}")
+    except TypeError as err:  # an unknown keyword in --judge-args
+        raise ConfigError(f"--judge-args for --judge {kind}: {err}") from None
+    return CachedJudge(judge, cache)
+
+
+@dataclass
+class Board:
+    """One leaderboard: targets' sentences judged against evidence; `results` from score_records,
+    `refcheck` the same against the rows' human references (or None)."""
+
+    name: str
+    documents: list[str]
+    sentences: dict[str, list[list[str]]]
+    results: dict[str, Any]
+    refcheck: dict[str, Any] | None = None
+    selfcheck: dict[str, float] | None = None
+    empty: list[tuple[str, str]] = field(default_factory=list)
+    evidence_modality: dict[str, str] | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+def judge_board(name: str, documents: Sequence[str], targets: Mapping[str, Sequence[str]],
+                evidence: Mapping[str, Sequence[Sequence[str]]], judge: CachedJudge, *, weighting: str,
+                temperature: float, references: Sequence[str | None] | None = None,
+                evidence_modality: Mapping[str, str] | None = None,
+                selfcheck_scores: Mapping[str, float] | None = None) -> Board:
+    """Judge and aggregate one board; with `references` (one per document) also RefCheck."""
+    records = judge_responses(targets, evidence, judge, documents=documents)
+    if not records.systems:
+        raise ConfigError(f"{name}: no target response has a sentence to judge (all answers are empty)")
+    results = score_records(records.compute_kwargs(), weighting=weighting, temperature=temperature,
+                            evidence_modality=evidence_modality, selfcheck_scores=selfcheck_scores)
+    board = Board(name, [str(d) for d in documents],
+                  {t: [split_sentences(r) for r in rs] for t, rs in targets.items()}, results,
+                  empty=records.empty, evidence_modality=dict(evidence_modality) if evidence_modality else None)
+    if all(t in evidence for t in targets):  # SelfCheckGPT baseline: each target's own samples only
+        board.selfcheck = score_records(records.compute_kwargs(), weighting="uniform", evidence_models=[])["scores"]
+    if references is not None:
+        if any(not ref for ref in references):
+            board.notes.append("RefCheck skipped: some rows have no human reference")
+        else:
+            ref = judge_responses(targets, {REFERENCE: [[r] for r in references]}, judge, documents=documents)
+            board.refcheck = score_records(ref.compute_kwargs(), weighting="uniform")
+    if results["unweighted_evidence"]:
+        board.notes.append("left out of the evidence (no own sentences for a SelfCheck weight): "
+                           + ", ".join(results["unweighted_evidence"]))
+    return board

@@ -1,0 +1,124 @@
+"""`crosscheck()` (evidence runs, then `rank`) and `rank()` (run folders -> judged, aggregated, written)."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from hallubench.harness.options import ConfigError
+from hallubench.judges import JudgmentCache
+from hallubench.ranking.collect import TaskResponses, collect
+from hallubench.ranking.correlate import correlation, load_reference
+from hallubench.ranking.evidence import generate_evidence
+from hallubench.ranking.judging import Board, judge_board, make_judge
+from hallubench.ranking.report import Ranking, write_ranking
+from hallubench.ranking.specs import ModelSpec
+
+RANKING = "ranking"
+# A video description is checked against what models saw (visual task) and heard (audio task).
+AUDIO_VISUAL = ("avhallubench_visual", "avhallubench_audio", "avhallubench_audio_visual")
+WEIGHTINGS = ("uniform", "task", "query")
+
+
+def _audio_visual_board(visual: TaskResponses, audio: TaskResponses, boards: dict[str, Board], judge, weighting: str,
+                        temperature: float) -> Board | None:
+    """Each target's video description (visual task answer) against visual and audio evidence, a sentence
+    scoring min(C_audio, C_visual) (the metric's evidence_modality); eta from each model's SelfCheck per task."""
+    ids = [i for i in visual.ids if i in set(audio.ids)]
+    if not ids:
+        return None
+    vpos, apos = {i: k for k, i in enumerate(visual.ids)}, {i: k for k, i in enumerate(audio.ids)}
+    evidence, modality, selfcheck = {}, {}, {}
+    for kind, responses, pos in (("visual", visual, vpos), ("audio", audio, apos)):
+        task_selfcheck = boards[responses.task].selfcheck or {}
+        for model, samples in responses.samples.items():
+            evidence[f"{model}@{kind}"] = [samples[pos[i]] for i in ids]
+            modality[f"{model}@{kind}"] = kind
+            if model in task_selfcheck:
+                selfcheck[f"{model}@{kind}"] = task_selfcheck[model]
+    targets = {model: [answers[vpos[i]] for i in ids] for model, answers in visual.answers.items()}
+    return judge_board(AUDIO_VISUAL[2], ids, targets, evidence, judge, weighting=weighting, temperature=temperature,
+                       evidence_modality=modality, selfcheck_scores=selfcheck)
+
+
+def _correlations(board: Board, reference) -> dict[str, Any]:
+    out = {}
+    scores, docs = board.results["scores"], board.results["document_scores"]
+    if board.refcheck:
+        out["refcheck_system_spearman"] = correlation(scores, board.refcheck["scores"], "system")
+        out["refcheck_document_pearson"] = correlation(docs, board.refcheck["document_scores"], "document")
+    if reference is not None:
+        ref_systems, ref_docs = reference.for_board(board.name)
+        out["reference_system_spearman"] = correlation(scores, ref_systems, "system")
+        if ref_docs:
+            out["reference_document_pearson"] = correlation(docs, ref_docs, "document")
+    return out
+
+
+def rank(run_dirs: Mapping[str, Path] | Sequence[Path], output_dir: Path, *, tasks: Sequence[str] | None = None,
+         judge: str = "embedding", judge_args: Mapping[str, Any] | None = None, cache: Path | None = None,
+         weighting: str = "task", temperature: float = 0.1, refcheck: bool = False,
+         reference: Path | None = None, reference_higher_is_better: bool = False,
+         config: Mapping[str, Any] | None = None) -> Ranking:
+    """Rank the models of `run_dirs` (name -> run folder, or folders named by their last component) on every
+    cross-checkable task they hold (or `tasks`); write the ranking folder `output_dir` and return the Ranking.
+
+    Every model is target and evidence (its own samples included, as in the paper); `refcheck` also judges
+    the targets against the rows' human references (RefCheck) and correlates with it; `reference` is a file
+    for `load_reference`.
+    """
+    if weighting not in WEIGHTINGS:
+        raise ConfigError(f"--weighting {weighting!r}: choose one of {', '.join(WEIGHTINGS)}")
+    if not isinstance(run_dirs, Mapping):
+        run_dirs = {Path(p).name: Path(p) for p in run_dirs}
+        if len(run_dirs) != len(set(run_dirs)):
+            raise ConfigError("two run folders share a name; pass NAME=DIR to tell them apart")
+    ref = load_reference(reference, reference_higher_is_better) if reference else None
+    responses = collect(dict(run_dirs), list(tasks) if tasks else None)
+    cached = make_judge(judge, judge_args, JudgmentCache(cache) if cache else None)
+    boards: dict[str, Board] = {}
+    for r in responses:
+        boards[r.task] = judge_board(r.task, r.ids, r.answers, r.samples, cached, weighting=weighting,
+                                     temperature=temperature, references=r.references if refcheck else None)
+        if r.dropped:
+            boards[r.task].notes.append("items not answered by every model, left out: "
+                                        + "; ".join(f"{m}: {', '.join(ids)}" for m, ids in r.dropped.items()))
+    by_task = {r.task: r for r in responses}
+    if AUDIO_VISUAL[0] in by_task and AUDIO_VISUAL[1] in by_task:
+        if weighting == "query":
+            boards[AUDIO_VISUAL[0]].notes.append(f"{AUDIO_VISUAL[2]} not ranked: it needs task or uniform weighting")
+        else:
+            board = _audio_visual_board(by_task[AUDIO_VISUAL[0]], by_task[AUDIO_VISUAL[1]], boards, cached,
+                                        weighting, temperature)
+            if board is not None:
+                boards[board.name] = board
+    ranking = Ranking(
+        boards=list(boards.values()),
+        judge={"kind": judge, "judge_id": cached.judge_id, "prompt_version": cached.prompt_version,
+               "cache": str(cached.cache.path), "counters": dict(cached.counters), "hit_rate": cached.hit_rate},
+        config={"weighting": weighting, "temperature": temperature, "refcheck": refcheck,
+                "reference": str(reference) if reference else None, "judge_args": dict(judge_args or {}),
+                **dict(config or {})},
+        runs={name: str(path) for name, path in run_dirs.items()},
+        correlations={b.name: _correlations(b, ref) for b in boards.values()},
+    )
+    write_ranking(ranking, Path(output_dir))
+    return ranking
+
+
+def crosscheck(models: Sequence[ModelSpec], tasks: Sequence[str], output_dir: Path, judge: str = "embedding",
+               num_samples: int | None = None, data_dir: Path | None = None, limit: int | None = None,
+               run_options: Mapping[str, Any] | None = None, **rank_options: Any) -> Ranking | None:
+    """Generate evidence with every model (`output_dir/runs/<name>`, resumable), then `rank` them into
+    `output_dir/ranking`. `num_samples` defaults to the tasks' paper setting (10 for video and image);
+    `run_options` are further RunOptions fields, `rank_options` further `rank` arguments.
+    Returns None on the non-main processes of an `accelerate launch`."""
+    if len(models) < 2:
+        raise ConfigError("CrossCheck needs at least two models (targets that are also each other's evidence)")
+    options = {"num_samples": num_samples, "data_dir": data_dir, "limit": limit, **dict(run_options or {})}
+    folders = generate_evidence(list(models), list(tasks), Path(output_dir), **options)
+    if folders is None:
+        return None
+    config = {"models": [{"name": m.name, "model": m.model, "model_args": m.model_args} for m in models],
+              "tasks": list(tasks), "num_samples": num_samples, "limit": limit,
+              "run_options": {k: str(v) if isinstance(v, Path) else v for k, v in options.items()}}
+    return rank(folders, Path(output_dir) / RANKING, tasks=tasks, judge=judge, config=config, **rank_options)

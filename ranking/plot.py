@@ -1,0 +1,58 @@
+"""leaderboard.png: per board, the CrossCheck scores (bars, best on top) beside the eta weights each
+target gave each evidence model (heatmap; per-query weights are averaged over queries)."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from hallubench.ranking.report import Ranking
+
+
+def eta_matrix(eta: dict, targets: list[str]) -> tuple[list[str], np.ndarray]:
+    """Evidence names and a targets x evidence array of weights (0 where a target did not use one)."""
+    flat = {}
+    for t in targets:
+        weights = eta[t]
+        if weights and isinstance(next(iter(weights.values())), dict):  # "query" weighting: doc -> weights
+            docs = list(weights.values())
+            weights = {e: sum(d.get(e, 0.0) for d in docs) / len(docs) for e in {e for d in docs for e in d}}
+        flat[t] = weights
+    evidence = sorted({e for w in flat.values() for e in w})
+    return evidence, np.array([[flat[t].get(e, 0.0) for e in evidence] for t in targets])
+
+
+def plot_ranking(ranking: "Ranking", path: Path) -> Path:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    boards = ranking.boards
+    height = sum(max(2.0, 0.45 * len(b.results["ranking"]) + 1.2) for b in boards)
+    fig, axes = plt.subplots(len(boards), 2, figsize=(12, height), squeeze=False,
+                             gridspec_kw={"width_ratios": [1, 1.3]})
+    for (bars, heat), board in zip(axes, boards):
+        order = board.results["ranking"]
+        scores = [board.results["scores"][m] for m in order]
+        bars.barh(range(len(order)), scores, color="tab:blue")
+        bars.set_yticks(range(len(order)), order)
+        bars.invert_yaxis()
+        bars.set_xlabel("CrossCheck score (lower = less hallucination)")
+        bars.set_title(board.name)
+        for y, s in enumerate(scores):
+            bars.text(s, y, f" {s:.3f}", va="center", fontsize=8)
+        evidence, weights = eta_matrix(board.results["eta"], order)
+        image = heat.imshow(weights, vmin=0.0, vmax=1.0, cmap="viridis", aspect="auto")
+        heat.set_xticks(range(len(evidence)), evidence, rotation=45, ha="right", fontsize=8)
+        heat.set_yticks(range(len(order)), order, fontsize=8)
+        heat.set_title("η: weight of each evidence model")
+        for (y, x), w in np.ndenumerate(weights):
+            heat.text(x, y, f"{w:.2f}", ha="center", va="center", fontsize=7, color="w" if w < 0.5 else "k")
+        fig.colorbar(image, ax=heat, fraction=0.04)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path

@@ -1,0 +1,134 @@
+"""The ranking folder: leaderboard.md/.csv/.png, documents.csv, sentences.jsonl and crosscheck.json
+(eta, scores, correlations, config, judge id, cache counters)."""
+from __future__ import annotations
+
+import csv
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from hallubench.ranking.judging import Board
+
+FILES = ("leaderboard.md", "leaderboard.csv", "leaderboard.png", "documents.csv", "sentences.jsonl", "crosscheck.json")
+COLUMNS = ("board", "rank", "model", "crosscheck", "selfcheck", "refcheck", "sentences", "documents")
+
+
+@dataclass
+class Ranking:
+    """What a CrossCheck ranking produced; `folder` is where it was written (None until then)."""
+
+    boards: list[Board]
+    judge: dict[str, Any]
+    config: dict[str, Any]
+    runs: dict[str, str]
+    correlations: dict[str, dict[str, Any]] = field(default_factory=dict)
+    folder: Path | None = None
+
+    def rows(self) -> list[dict[str, Any]]:
+        """One leaderboard row per (board, model), best (lowest CrossCheck score) first."""
+        out = []
+        for board in self.boards:
+            res = board.results
+            for rank, model in enumerate(res["ranking"], start=1):
+                out.append({
+                    "board": board.name, "rank": rank, "model": model, "crosscheck": res["scores"][model],
+                    "selfcheck": (board.selfcheck or {}).get(model),
+                    "refcheck": board.refcheck["scores"].get(model) if board.refcheck else None,
+                    "sentences": sum(map(len, res["sentence_scores"][model].values())),
+                    "documents": len(res["document_scores"][model]),
+                })
+        return out
+
+    def table(self) -> str:
+        """The leaderboard as markdown, one table per board, plus correlations and judge counters."""
+        lines = []
+        for board in self.boards:
+            lines += [f"### {board.name}", "", "| rank | model | CrossCheck ↓ | SelfCheck ↓ | RefCheck ↓ | sentences |",
+                      "|---:|---|---:|---:|---:|---:|"]
+            for row in (r for r in self.rows() if r["board"] == board.name):
+                lines.append(f"| {row['rank']} | {row['model']} | {_fmt(row['crosscheck'])} | {_fmt(row['selfcheck'])} "
+                             f"| {_fmt(row['refcheck'])} | {row['sentences']} |")
+            no_sentences = sorted(set(board.sentences) - set(board.results["scores"]))
+            notes = board.notes + ([f"no sentence to judge, not ranked: {', '.join(no_sentences)}"] if no_sentences else [])
+            for name, corr in self.correlations.get(board.name, {}).items():
+                notes.append(f"{name}: {_fmt(corr['value'])} (n={corr['n']}{', ' + corr['note'] if corr['note'] else ''})")
+            lines += [""] + [f"- {note}" for note in notes] + ([""] if notes else [])
+        c = self.judge["counters"]
+        lines.append(f"Judge {self.judge['judge_id']} ({self.judge['prompt_version']}): {c.get('pairs', 0)} pairs, "
+                     f"{c.get('calls', 0)} judge calls made, {c.get('saved', 0)} saved by the cache.")
+        return "\n".join(lines) + "\n"
+
+    def to_dict(self) -> dict[str, Any]:
+        boards = {}
+        for b in self.boards:
+            boards[b.name] = {
+                "ranking": b.results["ranking"], "scores": b.results["scores"], "eta": b.results["eta"],
+                "selfcheck_scores_for_eta": b.results["selfcheck_scores"], "selfcheck": b.selfcheck,
+                "refcheck": b.refcheck and b.refcheck["scores"], "documents": b.documents,
+                "evidence_modality": b.evidence_modality, "empty_responses": [list(e) for e in b.empty],
+                "notes": b.notes, "correlations": self.correlations.get(b.name, {}),
+            }
+        return {"boards": boards, "judge": self.judge, "config": self.config, "runs": self.runs}
+
+
+def _fmt(value: float | None) -> str:
+    return "–" if value is None else f"{value:.4f}"
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def _csv(rows: list[dict[str, Any]], columns: tuple[str, ...]) -> str:
+    import io
+
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=columns, lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    return buffer.getvalue()
+
+
+def document_rows(ranking: Ranking) -> list[dict[str, Any]]:
+    rows = []
+    for b in ranking.boards:
+        for model, docs in b.results["document_scores"].items():
+            ref = b.refcheck["document_scores"].get(model, {}) if b.refcheck else {}
+            rows += [{"board": b.name, "model": model, "id": doc, "crosscheck": score, "refcheck": ref.get(doc)}
+                     for doc, score in docs.items()]
+    return rows
+
+
+def sentence_lines(ranking: Ranking) -> list[str]:
+    lines = []
+    for b in ranking.boards:
+        for model, docs in b.results["sentence_scores"].items():
+            ref = b.refcheck["sentence_scores"].get(model, {}) if b.refcheck else {}
+            for doc, scores in docs.items():
+                texts = b.sentences[model][b.documents.index(doc)]
+                for i, (text, score) in enumerate(zip(texts, scores)):
+                    refs = ref.get(doc)
+                    lines.append(json.dumps({"board": b.name, "model": model, "id": doc, "index": i, "sentence": text,
+                                             "crosscheck": score, "refcheck": refs[i] if refs else None},
+                                            ensure_ascii=False))
+    return lines
+
+
+def write_ranking(ranking: Ranking, folder: Path) -> Path:
+    """Write every file of FILES into `folder` (each atomically) and return the folder."""
+    from hallubench.ranking.plot import plot_ranking
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    ranking.folder = folder
+    _atomic_write(folder / "leaderboard.md", "# CrossCheck leaderboard\n\n" + ranking.table())
+    _atomic_write(folder / "leaderboard.csv", _csv(ranking.rows(), COLUMNS))
+    _atomic_write(folder / "documents.csv", _csv(document_rows(ranking), ("board", "model", "id", "crosscheck", "refcheck")))
+    _atomic_write(folder / "sentences.jsonl", "".join(line + "\n" for line in sentence_lines(ranking)))
+    _atomic_write(folder / "crosscheck.json", json.dumps(ranking.to_dict(), indent=2, ensure_ascii=False) + "\n")
+    plot_ranking(ranking, folder / "leaderboard.png")
+    return folder
