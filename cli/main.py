@@ -6,7 +6,7 @@ import importlib
 import sys
 
 # Each module exposes `register(subparsers)`, adding its parser with `func=handler(args) -> int`.
-COMMANDS: tuple[str, ...] = ("demo", "run", "build", "metrics", "publish")
+COMMANDS: tuple[str, ...] = ("demo", "run", "build", "metrics", "publish", "crosscheck", "rank")
 
 
 def build_parser() -> argparse.ArgumentParser:

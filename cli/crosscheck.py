@@ -1,0 +1,128 @@
+"""`hallubench crosscheck`: generate evidence with several models, then rank them (CrossCheckGPT).
+
+    hallubench crosscheck --tasks avhallubench_visual,avhallubench_audio \\
+        --model hf --models PATH_OR_ID_A,PATH_OR_ID_B,PATH_OR_ID_C --model-args dtype=float32
+    hallubench crosscheck --config models.yaml            # models with their own args and display names
+    accelerate launch -m hallubench crosscheck ...        # generation sharded over processes
+
+Each model answers every item greedily and draws N stochastic passages (the paper's settings:
+temperature 1.0, top-p 0.9, N=10 for video and image; --num-samples to change N) in its own run folder
+OUTPUT_DIR/runs/<name> through the harness (`hallubench run`), so a rerun resumes and a model already run
+is skipped. Then the models are ranked as by `hallubench rank OUTPUT_DIR/runs/*` into OUTPUT_DIR/ranking.
+Adding a model later judges only the sentence/passage pairs that involve it (the judgment cache).
+
+--config YAML keys: the flags' names (dashes or underscores) plus `models:`, a list whose entries are a
+checkpoint string or {name, pretrained, model, model_args}; top-level model / model_args are defaults.
+Flags override the file.
+
+    models:
+      - {name: omni-7b, pretrained: Qwen/Qwen2.5-Omni-7B}
+      - {name: vl-2b, pretrained: Qwen/Qwen2-VL-2B-Instruct, model_args: {batch_size: 4}}
+    model_args: {dtype: bfloat16}
+    tasks: [avhallubench_visual, avhallubench_audio]
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from hallubench.cli.rank import RANK_OPTIONS, add_rank_arguments, finish, rank_options
+from hallubench.harness.options import MODALITIES, ConfigError, parse_gen_kwargs, parse_kv
+
+S = argparse.SUPPRESS
+RUN_OPTIONS = ("seed", "batch_size", "gen_kwargs", "modality", "num_frames", "fps", "max_frames")
+KEYS = {"model", "models", "model_args", "tasks", "output_dir", "data_dir", "limit", "num_samples", "push_to_hub",
+        *RUN_OPTIONS, *RANK_OPTIONS}
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser("crosscheck", help="generate evidence with several models and rank them",
+                              description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
+                              argument_default=S)
+    p.add_argument("--config", type=Path, help="YAML file with these options and a `models:` list")
+    p.add_argument("--model", help="model adapter for --models (default hf)")
+    p.add_argument("--models", help="comma-separated checkpoints (paths or Hub ids); display name = last component")
+    p.add_argument("--model-args", "--model_args", dest="model_args", help='shared adapter arguments "dtype=float32"')
+    p.add_argument("--tasks", help="comma-separated cross-checkable tasks, e.g. avhallubench_visual,avhallubench_audio")
+    p.add_argument("--output-dir", "--output_dir", dest="output_dir", type=Path,
+                   help="folder for runs/<model> and ranking/ (default runs/crosscheck)")
+    p.add_argument("--data-dir", "--data_dir", dest="data_dir", type=Path,
+                   help="built datasets (default: the mini benchmarks)")
+    p.add_argument("--limit", type=int, help="first N items of each task")
+    p.add_argument("--num-samples", "--num_samples", dest="num_samples", type=int,
+                   help="stochastic passages per item and model (default: the task's, 10 for video and image)")
+    p.add_argument("--seed", type=int, help="run seed")
+    p.add_argument("--batch-size", "--batch_size", dest="batch_size", type=int, help="greedy batch size")
+    p.add_argument("--gen-kwargs", "--gen_kwargs", dest="gen_kwargs", help='e.g. "max_new_tokens=128"')
+    p.add_argument("--modality", choices=MODALITIES, help="what media the models get (default audio-visual)")
+    p.add_argument("--num-frames", "--num_frames", dest="num_frames", type=int, help="frames per video")
+    p.add_argument("--fps", type=float, help="sample frames at this rate instead")
+    p.add_argument("--max-frames", "--max_frames", dest="max_frames", type=int, help="frame cap with --fps")
+    add_rank_arguments(p)
+    p.set_defaults(func=handle)
+
+
+def _yaml(path: Path) -> dict[str, Any]:
+    import yaml
+
+    try:
+        data = yaml.safe_load(Path(path).read_text()) or {}
+    except (OSError, yaml.YAMLError) as err:
+        raise ConfigError(f"--config {path}: {err}") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"--config {path}: expected a mapping of option names to values")
+    data = {key.replace("-", "_"): value for key, value in data.items()}
+    unknown = sorted(set(data) - KEYS)
+    if unknown:
+        raise ConfigError(f"--config {path}: unknown key(s) {', '.join(unknown)}; valid: {', '.join(sorted(KEYS))}")
+    return data
+
+
+def _split(value: Any) -> list[str]:
+    return [v.strip() for v in value.split(",") if v.strip()] if isinstance(value, str) else list(value or [])
+
+
+def plan(args: argparse.Namespace) -> dict[str, Any]:
+    """The `crosscheck()` keyword arguments from --config and the flags (flags win)."""
+    from hallubench.ranking.specs import specs_from_flags, specs_from_yaml
+
+    given = {k: v for k, v in vars(args).items() if k not in ("func", "command", "config")}
+    source = f"--config {args.config}" if getattr(args, "config", None) else "flags"
+    values = {**(_yaml(args.config) if getattr(args, "config", None) else {}), **given}
+    model = values.get("model", "hf")
+    model_args = values.get("model_args") or {}
+    if isinstance(model_args, str):
+        model_args = parse_kv(model_args, "--model-args")
+    if "models" in given or not isinstance(values.get("models"), list):
+        if not values.get("models"):
+            raise ConfigError("give the models: --models A,B,... or a `models:` list in --config")
+        specs = specs_from_flags(model, _split(values["models"]), model_args)
+    else:
+        specs = specs_from_yaml(values["models"], model, model_args, source)
+    tasks = _split(values.get("tasks"))
+    if not tasks:
+        raise ConfigError("--tasks is empty; e.g. --tasks avhallubench_visual,avhallubench_audio")
+    run_options = {k: values[k] for k in RUN_OPTIONS if values.get(k) is not None}
+    if isinstance(run_options.get("gen_kwargs"), str):
+        run_options["gen_kwargs"] = parse_gen_kwargs(run_options["gen_kwargs"])
+    return {"models": specs, "tasks": tasks, "output_dir": Path(values.get("output_dir") or "runs/crosscheck"),
+            "num_samples": values.get("num_samples"), "data_dir": values.get("data_dir"),
+            "limit": values.get("limit"), "run_options": run_options, **rank_options(values),
+            "push_to_hub": values.get("push_to_hub")}
+
+
+def handle(args: argparse.Namespace) -> int:
+    from hallubench.ranking.pipeline import crosscheck
+
+    try:
+        kwargs = plan(args)
+        push_to_hub = kwargs.pop("push_to_hub")
+        ranking = crosscheck(**kwargs)
+    except ConfigError as err:
+        print(f"hallubench crosscheck: error: {err}", file=sys.stderr)
+        return 2
+    if ranking is None:  # a non-main process of `accelerate launch`: it only generated
+        return 0
+    return finish(ranking, push_to_hub, "crosscheck")

@@ -1,0 +1,113 @@
+"""`hallubench rank`: a CrossCheck leaderboard from run folders that hold sampled passages.
+
+    hallubench rank runs/a runs/b runs/c --output-dir ranking
+    hallubench rank a=runs/x b=runs/y --judge nli --judge-args pretrained=MNLI_PATH --refcheck
+    hallubench rank runs/* --reference human.csv --reference-higher-is-better
+
+Every model is a target and an evidence model (its own samples included). Each target's greedy answer
+is split into sentences, each sentence judged against every sampled passage of the same item (embedding
+judge by default, offline), every judgment cached in the SQLite judgment cache (--cache, default
+$HALLUBENCH_CACHE/judgments.sqlite), and the CrossCheck scores aggregated with eta weights (--weighting).
+With avhallubench_visual and avhallubench_audio both present, a third board scores each video
+description against visual and audio evidence, min(C_audio, C_visual).
+
+The output folder holds leaderboard.md/.csv/.png, documents.csv, sentences.jsonl and crosscheck.json
+(eta, scores, correlations, config, judge id and cache counters: judge calls made and saved).
+--reference FILE: CSV with model,score (optional task and id columns for per-document scores) or JSON
+{model: score} / [models best first]; lower = less hallucination unless --reference-higher-is-better.
+--refcheck judges each target against the row's human description (RefCheck) and correlates with it.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from hallubench.harness.options import ConfigError, parse_kv
+from hallubench.ranking.judging import JUDGES
+from hallubench.ranking.pipeline import WEIGHTINGS
+
+S = argparse.SUPPRESS
+RANK_OPTIONS = ("judge", "judge_args", "cache", "weighting", "temperature", "refcheck", "reference",
+                "reference_higher_is_better")
+
+
+def add_rank_arguments(p: argparse.ArgumentParser) -> None:
+    """Flags shared by `rank` and `crosscheck` (defaults applied in `rank_options`)."""
+    p.add_argument("--judge", choices=JUDGES, help="sentence judge (default embedding: offline all-MiniLM-L6-v2)")
+    p.add_argument("--judge-args", "--judge_args", dest="judge_args",
+                   help='judge options, e.g. "pretrained=PATH,device=cpu" (llm: adapter=hf|openai plus model args)')
+    p.add_argument("--cache", type=Path, help="judgment cache file (default $HALLUBENCH_CACHE/judgments.sqlite)")
+    p.add_argument("--weighting", choices=WEIGHTINGS, help="eta: task (default), query or uniform")
+    p.add_argument("--temperature", type=float, help="T of the eta softmax (default 0.1)")
+    p.add_argument("--refcheck", action="store_true", help="also judge against the rows' human references")
+    p.add_argument("--reference", type=Path, help="reference scores or ranking (CSV or JSON) to correlate with")
+    p.add_argument("--reference-higher-is-better", "--reference_higher_is_better",
+                   dest="reference_higher_is_better", action="store_true",
+                   help="the reference's higher scores mean less hallucination")
+    p.add_argument("--push-to-hub", "--push_to_hub", dest="push_to_hub", metavar="REPO_ID",
+                   help="then upload the ranking folder to this Hub dataset repo (token: HF_TOKEN or login)")
+
+
+def rank_options(values: dict[str, Any]) -> dict[str, Any]:
+    """The `rank()` keyword arguments among `values` (flags or YAML keys), --judge-args parsed."""
+    out = {k: values[k] for k in RANK_OPTIONS if values.get(k) is not None}
+    if isinstance(out.get("judge_args"), str):
+        out["judge_args"] = parse_kv(out["judge_args"], "--judge-args")
+    return out
+
+
+def push(folder: Path, repo_id: str, command: str) -> int:
+    from hallubench.harness.publish import PublishError
+    from hallubench.ranking.hub import push_ranking
+
+    try:
+        url, commit = push_ranking(folder, repo_id)
+    except PublishError as err:
+        print(f"hallubench {command}: error: {err}", file=sys.stderr)
+        return 2
+    print(f"ranking dataset: {url} (commit {commit})")
+    return 0
+
+
+def finish(ranking, push_to_hub: str | None, command: str) -> int:
+    """Print the leaderboard and where it went; upload it when asked."""
+    print(ranking.table())
+    print(f"ranking written to {ranking.folder}")
+    return push(ranking.folder, push_to_hub, command) if push_to_hub else 0
+
+
+def _run_dirs(items: list[str]) -> dict[str, Path]:
+    out: dict[str, Path] = {}
+    for item in items:
+        name, sep, path = item.partition("=")
+        name, path = (name, Path(path)) if sep and not Path(item).exists() else (Path(item).name, Path(item))
+        if name in out:
+            raise ConfigError(f"run folder name {name!r} given twice; name them NAME=DIR")
+        out[name] = path
+    return out
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser("rank", help="CrossCheck leaderboard from run folders", description=__doc__,
+                              formatter_class=argparse.RawDescriptionHelpFormatter, argument_default=S)
+    p.add_argument("run_dirs", nargs="+", metavar="RUN_DIR", help="run folder, or NAME=RUN_DIR to name its model")
+    p.add_argument("--output-dir", "--output_dir", dest="output_dir", type=Path, default=Path("ranking"),
+                   help="ranking folder (default ./ranking)")
+    p.add_argument("--tasks", help="comma-separated tasks to rank (default: every cross-checkable task found)")
+    add_rank_arguments(p)
+    p.set_defaults(func=handle)
+
+
+def handle(args: argparse.Namespace) -> int:
+    from hallubench.ranking.pipeline import rank
+
+    values = vars(args)
+    tasks = [t.strip() for t in values["tasks"].split(",") if t.strip()] if values.get("tasks") else None
+    try:
+        ranking = rank(_run_dirs(args.run_dirs), args.output_dir, tasks=tasks, **rank_options(values))
+    except ConfigError as err:
+        print(f"hallubench rank: error: {err}", file=sys.stderr)
+        return 2
+    return finish(ranking, values.get("push_to_hub"), "rank")

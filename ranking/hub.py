@@ -1,0 +1,32 @@
+"""Upload a ranking folder to a Hub dataset repo in one commit, with harness/publish.py's token handling
+(argument, HF_TOKEN or login; only ever in the Authorization header; masked in errors) and commit code."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from hallubench.harness.publish import PublishError, _adds, _hub_errors, resolve_token
+from hallubench.ranking.report import FILES
+
+CARD_HEADER = "---\ntags:\n- hallubench\n- crosscheck\n- hallucination\n---\n"
+
+
+def push_ranking(folder: Path, repo_id: str, *, token: str | None = None, private: bool | None = None,
+                 endpoint: str | None = None) -> tuple[str, str]:
+    """Commit the ranking files plus a README.md card (the leaderboard and its chart); (repo url, commit url)."""
+    from huggingface_hub import HfApi
+
+    folder = Path(folder)
+    missing = [name for name in FILES if not (folder / name).is_file()]
+    if missing:
+        raise PublishError(f"{folder} is not a ranking folder (no {', '.join(missing)}); make it with "
+                           "`hallubench rank` or `hallubench crosscheck`")
+    files = {name: (folder / name).read_bytes() for name in FILES}
+    card = CARD_HEADER + files["leaderboard.md"].decode("utf-8") + "\n![leaderboard](leaderboard.png)\n"
+    files["README.md"] = card.encode("utf-8")
+    token = resolve_token(token)
+    api = HfApi(endpoint=endpoint, token=token, library_name="hallubench")
+    with _hub_errors(f"publishing ranking {folder} to dataset repo {repo_id}", token):
+        url = api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)
+        commit = api.create_commit(repo_id, _adds(files), repo_type="dataset",
+                                   commit_message="hallubench CrossCheck ranking")
+    return str(url), commit.commit_url
