@@ -24,11 +24,11 @@ def score_records(records: Mapping[str, Sequence], weighting: str = "task", temp
     unweighted: list[str] = []
     if weighting != "uniform":
         sources = {s for passages in table.values() for available in passages.values() for s in available}
+        wanted = sources if evidence_models is None else sources & set(evidence_models)
         own = {system for system, passages in table.items() if any(system in a for a in passages.values())}
-        unweighted = sorted(sources - own - set(selfcheck_scores or {}))
+        unweighted = sorted(wanted - own - set(selfcheck_scores or {}))
         if unweighted:
-            allowed = sources - set(unweighted) if evidence_models is None else set(evidence_models) - set(unweighted)
-            evidence_models = sorted(allowed)
+            evidence_models = sorted(wanted - set(unweighted))
     results = aggregate(table, weighting=weighting, temperature=temperature, evidence_models=evidence_models,
                         include_self=include_self, evidence_modality=evidence_modality,
                         selfcheck_scores=selfcheck_scores)
