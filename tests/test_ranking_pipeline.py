@@ -1,0 +1,194 @@
+"""`hallubench crosscheck` end to end on the mini AVHalluBench with three tiny random Qwen2.5-Omni
+thinkers (different seeds), the embedding judge and RefCheck: run 1 ranks A and B, run 2 adds C and must
+judge exactly the (sentence, passage) pairs that involve C; `hallubench rank` on the same run folders
+reproduces the scores from the cache alone; the ranking folder is pushed to a Hub test double."""
+import csv
+import json
+import os
+import sqlite3
+from pathlib import Path
+
+import pytest
+import torch
+import yaml
+
+from hallubench.cli.main import main
+from hallubench.harness import store
+from hallubench.harness.data import ensure_mini
+from hallubench.judges import split_sentences
+from hallubench.judges.cache import judgment_key
+from hallubench.ranking.report import FILES
+
+os.environ["HF_HUB_OFFLINE"] = "1"
+torch.set_num_threads(1)
+TASKS = ["avhallubench_visual", "avhallubench_audio"]
+BOARDS = TASKS + ["avhallubench_audio_visual"]
+
+
+@pytest.fixture(scope="module")
+def setup(tmp_path_factory):
+    from hallubench.models.tiny import make_tiny_model
+
+    root = tmp_path_factory.mktemp("crosscheck")
+    models = {name: make_tiny_model("qwen2_5_omni", root / "models" / name, seed=seed)
+              for seed, name in enumerate(("omni-a", "omni-b", "omni-c"), start=1)}
+    return root, models, ensure_mini(root / "cache")
+
+
+def _config(root, models, names):
+    path = root / f"models-{len(names)}.yaml"
+    path.write_text(yaml.safe_dump({
+        "model_args": {"dtype": "float32"}, "tasks": TASKS, "limit": 2, "num_samples": 2, "num_frames": 2,
+        "gen_kwargs": {"max_new_tokens": 8},
+        "models": [{"name": n, "pretrained": str(models[n])} for n in names]}))
+    return path
+
+
+def _crosscheck(setup, names):
+    root, models, data = setup
+    return main(["crosscheck", "--config", str(_config(root, models, names)), "--data-dir", str(data),
+                 "--output-dir", str(root / "out"), "--cache", str(root / "judgments.sqlite"), "--refcheck"])
+
+
+def _cache_keys(root):
+    with sqlite3.connect(root / "judgments.sqlite") as conn:
+        return {row[0] for row in conn.execute("SELECT key FROM judgments")}
+
+
+@pytest.fixture(scope="module")
+def runs(setup):
+    root = setup[0]
+    assert _crosscheck(setup, ["omni-a", "omni-b"]) == 0
+    first = json.loads((root / "out" / "ranking" / "crosscheck.json").read_text())
+    keys = _cache_keys(root)
+    assert _crosscheck(setup, ["omni-a", "omni-b", "omni-c"]) == 0
+    second = json.loads((root / "out" / "ranking" / "crosscheck.json").read_text())
+    return first, keys, second
+
+
+def _records(run_dir):
+    by_task = {}
+    for rec in store.read_store(run_dir).records.values():
+        by_task.setdefault(rec["task"], {})[rec["id"]] = rec
+    return by_task
+
+
+def judged_pairs(out, names):
+    """Every (sentence, passage) pair a ranking of `names` judges, computed here from the run folders:
+    per task each target sentence x each model's samples x its reference, plus the video descriptions'
+    sentences x the audio task's samples (the audio-visual board)."""
+    recs = {n: _records(out / "runs" / n) for n in names}
+    pairs = set()
+    for task in TASKS:
+        for item, rec in recs[names[0]][task].items():
+            for target in names:
+                for sentence in split_sentences(recs[target][task][item]["outputs"][0]):
+                    pairs.add((sentence, rec["reference"]))
+                    pairs.update((sentence, p) for e in names for p in recs[e][task][item]["samples"])
+                    if task == TASKS[0]:
+                        pairs.update((sentence, p) for e in names for p in recs[e][TASKS[1]][item]["samples"])
+    return pairs
+
+
+def test_adding_a_model_judges_only_pairs_involving_it(setup, runs):
+    root = setup[0]
+    first, keys_before, second = runs
+    new = judged_pairs(root / "out", ["omni-a", "omni-b", "omni-c"]) - judged_pairs(root / "out", ["omni-a", "omni-b"])
+    judge = second["judge"]
+    assert judge["counters"]["calls"] == len(new) > 0
+    assert judge["counters"]["saved"] == judge["counters"]["pairs"] - len(new) > 0
+    expected_keys = {judgment_key(s, e, judge["judge_id"], judge["prompt_version"]) for s, e in new}
+    assert _cache_keys(root) - keys_before == expected_keys
+    assert first["judge"]["counters"]["calls"] == len(keys_before)  # fresh cache: every unique pair once
+
+
+def test_models_already_run_are_resumed_not_regenerated(setup, runs):
+    out = setup[0] / "out" / "runs"
+    generated = {n: json.loads((out / n / "results.json").read_text())["run"]["generated"] for n in ("omni-a", "omni-c")}
+    assert generated == {"omni-a": 0, "omni-c": 4}  # 2 tasks x 2 items, only for the new model
+    record = next(iter(_records(out / "omni-c")["avhallubench_visual"].values()))
+    assert len(record["samples"]) == 2 and record["sample_generation"]["temperature"] == 1.0
+    assert record["sample_generation"]["top_p"] == 0.9
+
+
+def test_ranking_folder(setup, runs):
+    folder = setup[0] / "out" / "ranking"
+    _, _, second = runs
+    assert all((folder / name).stat().st_size > 0 for name in FILES)
+    assert (folder / "leaderboard.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    rows = list(csv.DictReader(open(folder / "leaderboard.csv")))
+    assert [r["board"] for r in rows] == [b for b in BOARDS for _ in range(3)]
+    for board in BOARDS:
+        ranked = [r for r in rows if r["board"] == board]
+        scores = [float(r["crosscheck"]) for r in ranked]
+        assert scores == sorted(scores) and {r["model"] for r in ranked} == {"omni-a", "omni-b", "omni-c"}
+        assert [r["model"] for r in ranked] == second["boards"][board]["ranking"]
+    md = (folder / "leaderboard.md").read_text()
+    assert all(f"### {b}" in md for b in BOARDS) and "judge calls made" in md
+    visual = second["boards"]["avhallubench_visual"]
+    assert set(visual["eta"]["omni-a"]) == {"omni-a", "omni-b", "omni-c"}  # self-inclusion
+    assert sum(visual["eta"]["omni-a"].values()) == pytest.approx(1.0)
+    corr = visual["correlations"]
+    assert corr["refcheck_system_spearman"]["n"] == 3 and corr["refcheck_document_pearson"]["n"] == 6
+    sentences = [json.loads(line) for line in open(folder / "sentences.jsonl")]
+    assert len(sentences) == sum(int(r["sentences"]) for r in rows)
+    assert all(s["refcheck"] is not None for s in sentences if s["board"] != "avhallubench_audio_visual")
+
+
+def test_audio_visual_sentence_is_min_of_visual_and_audio_evidence(setup, runs):
+    boards = runs[2]["boards"]
+    av_eta = boards["avhallubench_audio_visual"]["eta"]["omni-b"]
+    assert sum(w for e, w in av_eta.items() if e.endswith("@audio")) == pytest.approx(1.0)
+    assert sum(w for e, w in av_eta.items() if e.endswith("@visual")) == pytest.approx(1.0)
+    # The visual modality group of the audio-visual board is the visual board itself (same evidence, same eta),
+    # so min(C_audio, C_visual) can only lower a sentence's visual-board score.
+    assert {e.removesuffix("@visual"): w for e, w in av_eta.items() if e.endswith("@visual")} == \
+        pytest.approx(boards["avhallubench_visual"]["eta"]["omni-b"])
+    lines = [json.loads(line) for line in open(setup[0] / "out" / "ranking" / "sentences.jsonl")]
+    visual = {(s["model"], s["id"], s["index"]): s["crosscheck"] for s in lines if s["board"] == "avhallubench_visual"}
+    av = {(s["model"], s["id"], s["index"]): s["crosscheck"] for s in lines if s["board"] == "avhallubench_audio_visual"}
+    assert av.keys() == visual.keys() and all(av[k] <= visual[k] + 1e-12 for k in av)
+
+
+def test_rank_cli_reproduces_scores_from_the_cache(setup, runs, tmp_path, capsys):
+    root = setup[0]
+    reference = tmp_path / "reference.csv"
+    second = runs[2]
+    visual = second["boards"]["avhallubench_visual"]["scores"]
+    reference.write_text("model,score\n" + "".join(f"{m},{-s}\n" for m, s in visual.items()))
+    argv = ["rank", *[str(root / "out" / "runs" / n) for n in ("omni-a", "omni-b", "omni-c")], "--output-dir",
+            str(tmp_path / "ranking"), "--cache", str(root / "judgments.sqlite"), "--refcheck",
+            "--reference", str(reference)]
+    assert main(argv) == 0
+    printed = capsys.readouterr().out
+    again = json.loads((tmp_path / "ranking" / "crosscheck.json").read_text())
+    assert again["judge"]["counters"]["calls"] == 0 and "0 judge calls made" in printed
+    for board in BOARDS:
+        assert again["boards"][board]["scores"] == pytest.approx(second["boards"][board]["scores"])
+    assert again["boards"]["avhallubench_visual"]["correlations"]["reference_system_spearman"]["value"] == \
+        pytest.approx(-1.0)
+
+
+def test_push_to_hub_uploads_the_ranking_folder(setup, runs, monkeypatch, tmp_path):
+    import httpx2
+    from huggingface_hub import constants, set_client_factory
+    from huggingface_hub.utils._http import default_client_factory
+
+    from hallubench.cli.rank import push
+    from test_publish_hub import TOKEN, HubTestDouble
+
+    monkeypatch.setenv("HF_TOKEN", TOKEN)
+    monkeypatch.setattr(constants, "HF_TOKEN_PATH", str(tmp_path / "no-login-token"))
+    double = HubTestDouble()
+    set_client_factory(lambda: httpx2.Client(transport=httpx2.MockTransport(double)))
+    try:
+        assert push(setup[0] / "out" / "ranking", "me/crosscheck-ranking", "rank") == 0
+    finally:
+        set_client_factory(default_client_factory)
+    (commit,) = double.commits
+    assert commit["repo"] == "me/crosscheck-ranking" and commit["kind"] == "dataset"
+    assert set(commit["files"]) == set(FILES) | {"README.md"}
+    assert commit["files"]["leaderboard.csv"] == (setup[0] / "out" / "ranking" / "leaderboard.csv").read_bytes()
+    assert "### avhallubench_visual" in commit["files"]["README.md"].decode()
+    sent = [r for r in double.requests if TOKEN in str(r.url) + r.content.decode("utf-8", "replace")]
+    assert not sent and all(r.headers["authorization"] == f"Bearer {TOKEN}" for r in double.requests)
