@@ -27,11 +27,12 @@ BOARDS = TASKS + ["avhallubench_audio_visual"]
 
 @pytest.fixture(scope="module")
 def setup(tmp_path_factory):
-    from hallubench.models.tiny import make_tiny_model
+    from hallubench.ranking.demo import tiny_specs
 
     root = tmp_path_factory.mktemp("crosscheck")
-    models = {name: make_tiny_model("qwen2_5_omni", root / "models" / name, seed=seed)
-              for seed, name in enumerate(("omni-a", "omni-b", "omni-c"), start=1)}
+    specs = tiny_specs(root / "models", seeds=(1, 2, 3))
+    assert len({(s.model_args["pretrained"] / Path("model.safetensors")).read_bytes() for s in specs}) == 3
+    models = {name: spec.model_args["pretrained"] for name, spec in zip(("omni-a", "omni-b", "omni-c"), specs)}
     return root, models, ensure_mini(root / "cache")
 
 
