@@ -57,7 +57,8 @@ class Ranking:
             lines += [""] + [f"- {note}" for note in notes] + ([""] if notes else [])
         c = self.judge["counters"]
         lines.append(f"Judge {self.judge['judge_id']} ({self.judge['prompt_version']}): {c.get('pairs', 0)} pairs, "
-                     f"{c.get('calls', 0)} judge calls made, {c.get('saved', 0)} saved by the cache.")
+                     f"{c.get('calls', 0)} judge calls made, {c.get('saved', 0)} saved by the cache, "
+                     f"{c.get('undecided', 0)} unparseable judge outputs (scored 0.5).")
         return "\n".join(lines) + "\n"
 
     def to_dict(self) -> dict[str, Any]:

@@ -126,3 +126,23 @@ def test_rank_errors(tmp_path, capsys):
     b = _run_folder(tmp_path / "b", {"q1": RED}, [RED], extra=[cmm])
     assert main(["rank", str(a), str(b), "--tasks", "cmm", "--output-dir", str(tmp_path / "o")]) == 2
     assert "task 'cmm' has no sampled passages" in capsys.readouterr().err
+
+
+def test_rank_with_llm_judge_on_tiny_model_counts_unparseable_outputs(tmp_path, capsys):
+    from hallubench.models.tiny import make_tiny_model
+
+    checkpoint = make_tiny_model("qwen2_vl", tmp_path / "judge")
+    a = _run_folder(tmp_path / "a", {"q1": RED}, [RED])
+    b = _run_folder(tmp_path / "b", {"q1": DOG}, [DOG])
+    argv = ["rank", str(a), str(b), "--output-dir", str(tmp_path / "o"), "--cache", str(tmp_path / "j.sqlite"),
+            "--judge", "llm", "--judge-args", f"pretrained={checkpoint},dtype=float32,batch_size=8"]
+    assert main(argv) == 0
+    judge = json.loads((tmp_path / "o" / "crosscheck.json").read_text())["judge"]
+    assert judge["judge_id"].startswith("llm-explicit:") and judge["prompt_version"] == "crosscheck-explicit-v1"
+    counters = judge["counters"]
+    assert counters["calls"] == 8  # 2 targets x 2 sentences x 2 evidence models x 1 passage, all distinct
+    assert f"{counters.get('undecided', 0)} unparseable judge outputs" in capsys.readouterr().out
+    with pytest.raises(ConfigError, match="--judge nli needs --judge-args pretrained="):
+        from hallubench.ranking.judging import make_judge
+
+        make_judge("nli", {})
