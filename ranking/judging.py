@@ -76,8 +76,11 @@ def judge_board(name: str, documents: Sequence[str], targets: Mapping[str, Seque
     records = judge_responses(targets, evidence, judge, documents=documents)
     if not records.systems:
         raise ConfigError(f"{name}: no target response has a sentence to judge (all answers are empty)")
-    results = score_records(records.compute_kwargs(), weighting=weighting, temperature=temperature,
-                            evidence_modality=evidence_modality, selfcheck_scores=selfcheck_scores)
+    try:
+        results = score_records(records.compute_kwargs(), weighting=weighting, temperature=temperature,
+                                evidence_modality=evidence_modality, selfcheck_scores=selfcheck_scores)
+    except ValueError as err:  # e.g. "query" weighting and a model with an empty answer on some item
+        raise ConfigError(f"ranking {name}: {err}") from None
     board = Board(name, [str(d) for d in documents],
                   {t: [split_sentences(r) for r in rs] for t, rs in targets.items()}, results,
                   empty=records.empty, evidence_modality=dict(evidence_modality) if evidence_modality else None)

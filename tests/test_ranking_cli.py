@@ -146,3 +146,13 @@ def test_rank_with_llm_judge_on_tiny_model_counts_unparseable_outputs(tmp_path, 
         from hallubench.ranking.judging import make_judge
 
         make_judge("nli", {})
+
+
+def test_query_weighting_with_an_empty_answer_is_a_clear_error(tmp_path, capsys):
+    a = _run_folder(tmp_path / "a", {"q1": RED, "q2": RED}, [RED])
+    b = _run_folder(tmp_path / "b", {"q1": RED, "q2": ""}, [RED])
+    argv = ["rank", str(a), str(b), "--output-dir", str(tmp_path / "o"), "--cache", str(tmp_path / "j.sqlite"),
+            "--weighting", "query"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "ranking avhallubench_visual: evidence 'b' has no own judgments for document 'q2'" in err
