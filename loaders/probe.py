@@ -1,6 +1,7 @@
 """Inspect a media file with ffprobe in a subprocess bounded in time: streams and packets, no decoding."""
 from __future__ import annotations
 
+import functools
 import json
 import shutil
 import subprocess
@@ -55,8 +56,16 @@ def _stream(raw: dict) -> StreamInfo:
 
 def probe(path: str | Path, timeout: float = PROBE_TIMEOUT) -> MediaInfo:
     """Streams, durations and packet counts of `path` (counting demuxes the file; nothing is decoded).
-    Costs one ffprobe start (~0.1 s), so loaders use it for audio tracks and to explain failures."""
+    Costs one ffprobe start (~0.1 s), so loaders use it for audio tracks and to explain failures; the
+    answer is remembered while the file's size and modification time stay the same (tasks and
+    modality variants read the same clips)."""
     path = existing_file(path)
+    stat = path.stat()
+    return _probe(path.resolve(), stat.st_size, stat.st_mtime_ns, timeout)
+
+
+@functools.lru_cache(maxsize=4096)
+def _probe(path: Path, size: int, mtime_ns: int, timeout: float) -> MediaInfo:
     binary = shutil.which("ffprobe")
     if binary is None:
         raise RuntimeError("ffprobe is required to read audio/video: install FFmpeg (`apt-get install ffmpeg`).")

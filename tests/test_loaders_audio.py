@@ -74,3 +74,16 @@ def test_muted_is_silence_of_the_same_length(tmp_path, kind):
 def test_bad_rate_names_the_argument(tmp_path):
     with pytest.raises(ValueError, match="sr"):
         load_audio(write_wav(tmp_path / "a.wav", tone(440, 0.1)), sr=0)
+
+
+def test_probe_runs_once_per_unchanged_file_and_again_after_a_change(tmp_path, monkeypatch):
+    from hallubench.loaders import probe as probe_module
+
+    path = write_mp4(tmp_path / "a.mp4", shape_frames(8, size=(64, 64)), 8, tone(440, 1.0))
+    calls = []
+    real_run = subprocess.run
+    monkeypatch.setattr(probe_module.subprocess, "run", lambda *a, **k: calls.append(a) or real_run(*a, **k))
+    first = probe_module.probe(path)
+    assert probe_module.probe(path) == first and len(calls) == 1
+    write_mp4(path, shape_frames(16, size=(64, 64)), 8, tone(440, 2.0))
+    assert probe_module.probe(path).duration > first.duration and len(calls) == 2
