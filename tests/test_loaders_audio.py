@@ -82,7 +82,11 @@ def test_probe_runs_once_per_unchanged_file_and_again_after_a_change(tmp_path, m
     path = write_mp4(tmp_path / "a.mp4", shape_frames(8, size=(64, 64)), 8, tone(440, 1.0))
     calls = []
     real_run = subprocess.run
-    monkeypatch.setattr(probe_module.subprocess, "run", lambda *a, **k: calls.append(a) or real_run(*a, **k))
+    def counting_run(cmd, *args, **kwargs):
+        calls.extend(cmd[:1] if cmd[0].endswith("ffprobe") else [])
+        return real_run(cmd, *args, **kwargs)
+
+    monkeypatch.setattr(probe_module.subprocess, "run", counting_run)
     first = probe_module.probe(path)
     assert probe_module.probe(path) == first and len(calls) == 1
     write_mp4(path, shape_frames(16, size=(64, 64)), 8, tone(440, 2.0))
