@@ -6,6 +6,10 @@
    harness (processor, chat template, generate, parser, evaluate metrics) on CMM, CCHall and
    AVHalluBench. Its answers are noise: the numbers show the pipeline, not a model's quality,
    and most answers are reported as unparsed rather than guessed.
+3. Ranks three such tiny models (differing only by their random seed) with CrossCheck on the
+   AVHalluBench descriptions: each model's sentences against the passages every model samples,
+   judged offline by the all-MiniLM-L6-v2 embedding judge through the judgment cache; prints the
+   leaderboard and writes it with its chart (leaderboard.png).
 """
 from __future__ import annotations
 
@@ -61,6 +65,17 @@ def evaluate_tiny_model(data_dir: Path, out: Path, limit: int | None) -> None:
     print(f"\n(run folder: {options.output_dir}; rerun to resume, `hallubench run --from-outputs` to re-score)")
 
 
+def rank_tiny_models(data_dir: Path, out: Path, limit: int | None) -> None:
+    from hallubench.ranking import crosscheck
+    from hallubench.ranking.demo import tiny_specs
+
+    ranking = crosscheck(tiny_specs(out / "models"), ["avhallubench_visual", "avhallubench_audio"],
+                         out / "crosscheck", judge="embedding", num_samples=2, data_dir=data_dir, limit=limit,
+                         run_options={"num_frames": 4, "gen_kwargs": {"max_new_tokens": 24}}, refcheck=True)
+    print(ranking.table())
+    print(f"\n(leaderboard, chart and per-sentence scores: {ranking.folder})")
+
+
 def handle(args: argparse.Namespace) -> int:
     from hallubench.harness.data import default_data_dir, ensure_mini
 
@@ -69,4 +84,6 @@ def handle(args: argparse.Namespace) -> int:
     show_datasets(data_dir)
     _section("2. A tiny untrained Qwen2.5-Omni thinker through the harness (its answers are noise)")
     evaluate_tiny_model(data_dir, args.output_dir, args.limit)
+    _section("3. CrossCheck ranking of three tiny models, embedding judge (no references needed)")
+    rank_tiny_models(data_dir, args.output_dir, args.limit)
     return 0

@@ -116,7 +116,7 @@ def resolve_token(token: str | None) -> str:
 
 
 @contextmanager
-def _hub_errors(what: str, token: str) -> Iterator[None]:
+def hub_errors(what: str, token: str) -> Iterator[None]:
     """Hub and network errors as PublishError, with the token masked should a message ever echo it."""
     try:
         yield
@@ -124,7 +124,7 @@ def _hub_errors(what: str, token: str) -> Iterator[None]:
         raise PublishError(f"{what}: {str(err).replace(token, '***')}") from None
 
 
-def _adds(files: dict[str, bytes]) -> list[CommitOperationAdd]:
+def commit_additions(files: dict[str, bytes]) -> list[CommitOperationAdd]:
     return [CommitOperationAdd(path_in_repo=path, path_or_fileobj=data) for path, data in files.items()]
 
 
@@ -144,9 +144,9 @@ def publish_run(run_dir: Path, repo_id: str, *, token: str | None = None, privat
     files.update({samples_path(task): data for task, data in tables.items()})
     token = resolve_token(token)
     api = HfApi(endpoint=endpoint, token=token, library_name="hallubench")
-    with _hub_errors(f"publishing {run_dir} to dataset repo {repo_id}", token):
+    with hub_errors(f"publishing {run_dir} to dataset repo {repo_id}", token):
         url = api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)
-        commit = api.create_commit(repo_id, _adds(files), repo_type="dataset",
+        commit = api.create_commit(repo_id, commit_additions(files), repo_type="dataset",
                                    commit_message=f"hallubench results: {model_label(results)}")
     report = PublishReport(dataset_url=str(url), dataset_commit_url=commit.commit_url)
     if not model_results:
@@ -162,9 +162,9 @@ def publish_run(run_dir: Path, repo_id: str, *, token: str | None = None, privat
         return report
     where = (f"results are published at {url}, but adding .eval_results to model repo {report.model_id} failed "
              "(name the model repo with --model-id ORG/NAME, or skip it with --no-model-results)")
-    with _hub_errors(where, token):
+    with hub_errors(where, token):
         model_commit = api.create_commit(
-            report.model_id, _adds(eval_files), repo_type="model", create_pr=create_pr,
+            report.model_id, commit_additions(eval_files), repo_type="model", create_pr=create_pr,
             commit_message="Add hallubench evaluation results",
             commit_description=f"Hallucination benchmark results; samples and card: {url}")
     report.model_commit_url = model_commit.pr_url or model_commit.commit_url

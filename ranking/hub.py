@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hallubench.harness.publish import PublishError, _adds, _hub_errors, resolve_token
+from hallubench.harness.publish import PublishError, commit_additions, hub_errors, resolve_token
 from hallubench.ranking.report import FILES
 
 CARD_HEADER = "---\ntags:\n- hallubench\n- crosscheck\n- hallucination\n---\n"
@@ -25,8 +25,8 @@ def push_ranking(folder: Path, repo_id: str, *, token: str | None = None, privat
     files["README.md"] = card.encode("utf-8")
     token = resolve_token(token)
     api = HfApi(endpoint=endpoint, token=token, library_name="hallubench")
-    with _hub_errors(f"publishing ranking {folder} to dataset repo {repo_id}", token):
+    with hub_errors(f"publishing ranking {folder} to dataset repo {repo_id}", token):
         url = api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)
-        commit = api.create_commit(repo_id, _adds(files), repo_type="dataset",
+        commit = api.create_commit(repo_id, commit_additions(files), repo_type="dataset",
                                    commit_message="hallubench CrossCheck ranking")
     return str(url), commit.commit_url
