@@ -149,6 +149,15 @@ def test_target_included_among_its_own_evidence(crosscheck, judged):
     assert sorted(results["eta"]["a"]) == ["a", "b"]
     excluded = crosscheck.compute(**records(judged), evidence_models=["a", "b"], include_self=False)
     assert sorted(excluded["eta"]["c"]) == ["a", "b"]
+    assert sorted(excluded["eta"]["a"]) == ["b"]
+
+
+def test_include_self_false_without_evidence_models_leaves_own_samples_out(crosscheck, judged):
+    results = crosscheck.compute(**records(judged), include_self=False, weighting="uniform")
+    others = [e for e in SYSTEMS + ["reference"] if e != "c"]
+    assert sorted(results["eta"]["c"]) == sorted(others)
+    expected = np.mean([judged["c"]["q1"][e] for e in others], axis=0)
+    np.testing.assert_allclose(results["sentence_scores"]["c"]["q1"], expected)
 
 
 def test_audio_visual_takes_the_minimum_over_modalities(crosscheck, judged):
@@ -257,7 +266,8 @@ BAD_INPUTS = [
     ),
     (ONE, {"weighting": "softmax"}, r"`weighting`"),
     (ONE, {"temperature": 0}, r"`temperature`"),
-    (ONE, {"evidence_models": ["b"], "include_self": False}, r"no evidence to check against"),
+    (ONE, {"evidence_models": [], "include_self": False}, r"no evidence to check against"),
+    (ONE, {"evidence_models": ["a", "b"]}, r"`evidence_models` names \['b'\], which no record has"),
     (ONE, {"evidence_modality": {"b": "audio"}}, r"no modality for evidence 'a'"),
     (dict(systems=["a"], documents=["q"], evidence=["a"]), {}, r"`judgments` is missing"),
 ]

@@ -60,8 +60,8 @@ Keyword arguments (both configs):
         (eta per query from each evidence model's SelfCheck score on that query). Defaults to "task".
     temperature (`float`): T in eq. 4. Defaults to 0.1.
     evidence_models (`list` of `str`, *optional*): use only these evidence models (all in the records by default).
-    include_self (`bool`): with evidence_models, also use each system's own samples. Defaults to True, so
-        evidence_models=[] gives SelfCheckGPT.
+    include_self (`bool`): use each system's own samples as evidence (with evidence_models, in addition to them);
+        False leaves them out. Defaults to True, so evidence_models=[] gives SelfCheckGPT.
     evidence_modality (`dict` of `str` to `str`, *optional*): the modality of each evidence model; a sentence then
         scores the minimum over modalities, with eta normalized within each modality.
     selfcheck_scores (`dict` of `str` to `float`, *optional*): SelfCheck scores for eta with "task" weighting, for
@@ -295,10 +295,9 @@ def _weights(group, weighting, temperature, selfcheck, selfcheck_doc, document, 
 
 
 def _chosen_sources(system, available, evidence_models, include_self) -> set[str]:
-    if evidence_models is None:
-        return set(available)
-    wanted = set(evidence_models) | ({system} if include_self else set())
-    return wanted & set(available)
+    wanted = set(available) if evidence_models is None else set(evidence_models) & set(available)
+    own = {system} & set(available)
+    return wanted | own if include_self else wanted - own
 
 
 def aggregate(
@@ -315,6 +314,13 @@ def aggregate(
         raise ValueError(f"`weighting` is {weighting!r}; use one of {', '.join(WEIGHTINGS)}.")
     if not temperature > 0:
         raise ValueError(f"`temperature` is {temperature!r}; it must be positive.")
+    if evidence_models is not None:
+        known = {source for passages in table.values() for available in passages.values() for source in available}
+        unknown = sorted(set(evidence_models) - known)
+        if unknown:
+            raise ValueError(
+                f"`evidence_models` names {unknown}, which no record has as evidence; the records hold {sorted(known)}."
+            )
     selfcheck, selfcheck_doc = _selfcheck(table, selfcheck_scores)
     results = {"scores": {}, "eta": {}, "document_scores": {}, "sentence_scores": {}}
     used_selfcheck = {}
