@@ -129,6 +129,17 @@ def test_push_dry_run_lays_out_an_evaluate_space(tmp_path, capsys):
     assert f"evaluate=={evaluate.__version__}" in (out_dir / "requirements.txt").read_text().splitlines()
 
 
+@pytest.mark.parametrize("name", list(metrics.available()))
+def test_space_requirements_name_every_third_party_import(tmp_path, name):
+    from evaluate.loading import get_imports
+
+    folder = metrics.layout_space(name, tmp_path / name)
+    required = {line.split("==")[0].split(">=")[0] for line in (folder / "requirements.txt").read_text().splitlines()}
+    imported = {library for kind, library, *_ in get_imports(str(folder / f"{name}.py")) if kind == "library"}
+    # numpy comes with evaluate; the standard library needs no line
+    assert imported - sys.stdlib_module_names - {"numpy"} <= required
+
+
 class FakeHfApi:
     """Test double for huggingface_hub.HfApi: records the calls and the uploaded folder's files."""
 
