@@ -2,7 +2,7 @@
 import random
 
 import pytest
-from metric_doctests import assert_examples_pass, readme_examples
+from metric_doctests import assert_examples_pass, assert_standalone, readme_examples
 from sklearn.metrics import accuracy_score, confusion_matrix, f1_score, precision_recall_fscore_support
 
 from hallubench.metrics.cchall import cchall as module
@@ -151,3 +151,7 @@ def test_docstring_examples_run():
 
 def test_readme_examples_run():
     assert_examples_pass(readme_examples("cchall"), "cchall README")
+
+
+def test_module_file_stands_alone():
+    assert_standalone("cchall")

@@ -3,7 +3,7 @@ import json
 import random
 
 import pytest
-from metric_doctests import assert_examples_pass, readme_examples
+from metric_doctests import assert_examples_pass, assert_standalone, readme_examples
 from sklearn.metrics import accuracy_score, f1_score, precision_recall_fscore_support
 
 from hallubench.metrics.mhalubench import mhalubench as module
@@ -107,3 +107,7 @@ def test_docstring_examples_run():
 
 def test_readme_examples_run():
     assert_examples_pass(readme_examples("mhalubench"), "mhalubench README")
+
+
+def test_module_file_stands_alone():
+    assert_standalone("mhalubench")

@@ -3,7 +3,7 @@ import json
 import random
 
 import pytest
-from metric_doctests import assert_examples_pass, readme_examples
+from metric_doctests import assert_examples_pass, assert_standalone, readme_examples
 from sklearn.metrics import accuracy_score, recall_score
 
 from hallubench.metrics.pa_hr import pa_hr as module
@@ -165,3 +165,7 @@ def test_docstring_examples_run():
 
 def test_readme_examples_run():
     assert_examples_pass(readme_examples("pa_hr"), "pa_hr README")
+
+
+def test_module_file_stands_alone():
+    assert_standalone("pa_hr")
