@@ -71,7 +71,8 @@ Returns:
     scores (`dict`): per system, the mean sentence score over all its sentences (lower = less hallucination).
     ranking (`list` of `str`): systems from least to most hallucinating.
     eta (`dict`): per system, the weight of each evidence model ("query": per system, per document).
-    selfcheck_scores (`dict`): the SelfCheck score of each evidence model used for eta (empty for "uniform").
+    selfcheck_scores (`dict`): the task-level SelfCheck score of each evidence model used (empty for "uniform"); with
+        "query" weighting eta comes from each model's score on the document instead, so these are for reference only.
     document_scores (`dict`): per system, per document, the mean sentence score of the passage.
     sentence_scores (`dict`): per system, per document, the sentence scores.
 
