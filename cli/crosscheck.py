@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from hallubench.cli.rank import RANK_OPTIONS, add_rank_arguments, finish, rank_options
-from hallubench.harness.options import MODALITIES, ConfigError, parse_gen_kwargs, parse_kv
+from hallubench.harness.options import MODALITIES, ConfigError, parse_gen_kwargs, parse_kv, read_yaml_options
 
 S = argparse.SUPPRESS
 RUN_OPTIONS = ("seed", "batch_size", "gen_kwargs", "modality", "num_frames", "fps", "max_frames")
@@ -65,15 +65,7 @@ def register(subparsers) -> None:
 
 
 def _yaml(path: Path) -> dict[str, Any]:
-    import yaml
-
-    try:
-        data = yaml.safe_load(Path(path).read_text()) or {}
-    except (OSError, yaml.YAMLError) as err:
-        raise ConfigError(f"--config {path}: {err}") from None
-    if not isinstance(data, dict):
-        raise ConfigError(f"--config {path}: expected a mapping of option names to values")
-    data = {key.replace("-", "_"): value for key, value in data.items()}
+    data = read_yaml_options(path)
     unknown = sorted(set(data) - KEYS)
     if unknown:
         raise ConfigError(f"--config {path}: unknown key(s) {', '.join(unknown)}; valid: {', '.join(sorted(KEYS))}")

@@ -21,9 +21,9 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
 
-from hallubench.harness.options import MODALITIES, ConfigError, RunOptions, parse_gen_kwargs, parse_kv
+from hallubench.harness.options import (MODALITIES, ConfigError, RunOptions, parse_gen_kwargs, parse_kv,
+                                        read_yaml_options)
 
 S = argparse.SUPPRESS
 
@@ -61,19 +61,10 @@ def register(subparsers) -> None:
     p.set_defaults(func=handle)
 
 
-def _yaml(path: Path) -> dict[str, Any]:
-    import yaml
-
-    data = yaml.safe_load(path.read_text()) or {}
-    if not isinstance(data, dict):
-        raise ConfigError(f"--config {path}: expected a mapping of option names to values")
-    return {key.replace("-", "_"): value for key, value in data.items()}
-
-
 def build_options(args: argparse.Namespace) -> RunOptions:
     """RunOptions from the YAML file (if any) overridden by the flags given on the command line."""
     given = {k: v for k, v in vars(args).items() if k not in ("func", "command", "config", "from_outputs", "log_samples", "push_to_hub")}
-    values = {**(_yaml(args.config) if getattr(args, "config", None) else {}), **given}
+    values = {**(read_yaml_options(args.config) if getattr(args, "config", None) else {}), **given}
     fields = set(RunOptions.__dataclass_fields__)
     unknown = sorted(set(values) - fields - {"log_samples"})
     if unknown:
@@ -83,8 +74,6 @@ def build_options(args: argparse.Namespace) -> RunOptions:
         values["tasks"] = [name.strip() for name in values["tasks"].split(",") if name.strip()]
     if isinstance(values.get("gen_kwargs"), str):
         values["gen_kwargs"] = parse_gen_kwargs(values["gen_kwargs"])
-    elif isinstance(values.get("gen_kwargs"), dict):
-        parse_gen_kwargs(",".join(f"{k}={v}" for k, v in values["gen_kwargs"].items()))
     if isinstance(values.get("model_args"), str):
         values["model_args"] = parse_kv(values["model_args"], "--model-args")
     return RunOptions(**values)

@@ -47,13 +47,39 @@ def parse_kv(text: str | None, flag: str) -> dict[str, Any]:
     return result
 
 
-def parse_gen_kwargs(text: str | None) -> dict[str, Any]:
-    """`--gen-kwargs` parsed and checked against the GenerationSettings fields."""
-    kwargs = parse_kv(text, "--gen-kwargs")
-    for key in kwargs:
+def check_gen_kwargs(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """`kwargs` if every key is a GenerationSettings field with a valid value; ConfigError naming the key otherwise."""
+    defaults = {f.name: f.default for f in dataclasses.fields(GenerationSettings)}
+    for key, value in kwargs.items():
         if key not in GEN_KWARGS:
             raise ConfigError(f"--gen-kwargs: unknown key {key!r}; allowed: {', '.join(GEN_KWARGS)}")
+        numeric = (int, float) if isinstance(defaults[key], float) else (int,)
+        if isinstance(value, bool) or not isinstance(value, numeric):
+            kind = "a number" if float in numeric else "an integer"
+            raise ConfigError(f"--gen-kwargs: {key} must be {kind}; got {value!r}")
+    try:
+        GenerationSettings(**kwargs)
+    except ValueError as err:
+        raise ConfigError(f"--gen-kwargs: {err}") from None
     return kwargs
+
+
+def parse_gen_kwargs(text: str | None) -> dict[str, Any]:
+    """`--gen-kwargs` parsed and checked against the GenerationSettings fields."""
+    return check_gen_kwargs(parse_kv(text, "--gen-kwargs"))
+
+
+def read_yaml_options(path: Path) -> dict[str, Any]:
+    """The option mapping of a `--config` YAML file, dashes in keys made underscores; ConfigError naming the file."""
+    import yaml
+
+    try:
+        data = yaml.safe_load(Path(path).read_text()) or {}
+    except (OSError, yaml.YAMLError) as err:
+        raise ConfigError(f"--config {path}: {err}") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"--config {path}: expected a mapping of option names to values")
+    return {str(key).replace("-", "_"): value for key, value in data.items()}
 
 
 @dataclass
@@ -91,6 +117,7 @@ class RunOptions:
             raise ConfigError(f"--limit must be >= 1; got {self.limit}")
         if self.num_samples is not None and self.num_samples < 0:
             raise ConfigError(f"--num-samples must be >= 0; got {self.num_samples}")
+        check_gen_kwargs(self.gen_kwargs)
         self.output_dir = Path(self.output_dir)
         self.data_dir = Path(self.data_dir) if self.data_dir is not None else None
 

@@ -42,17 +42,28 @@ def _options_dict(options: RunOptions) -> dict[str, Any]:
 
 
 def _load_model(options: RunOptions, device: str):
-    from hallubench.models import get_model
+    from hallubench.models import MODELS, get_model
 
     if options.model is None:
         raise ConfigError("--model is required unless --from-outputs is given")
+    if options.model not in MODELS:
+        raise ConfigError(f"--model {options.model!r}: not an adapter; choose one of {', '.join(sorted(MODELS))}")
     args = dict(options.model_args)
     if "pretrained" in args and "model" not in args:  # lm-eval's name for the checkpoint
         args["model"] = args.pop("pretrained")
+    if "model" not in args:
+        raise ConfigError(f"--model {options.model}: --model-args needs pretrained=CHECKPOINT (a Hub id or folder)")
     if options.model in LOCAL_ADAPTERS:
         args.setdefault("device", device)
         args.setdefault("batch_size", options.batch_size)
-    return get_model(options.model, **args)
+    try:
+        return get_model(options.model, **args)
+    except TypeError as err:
+        if "unexpected keyword argument" not in str(err):
+            raise
+        raise ConfigError(f"--model-args for --model {options.model}: {err}") from None
+    except (OSError, ValueError) as err:  # no such checkpoint, bad dtype, missing API key, ...
+        raise ConfigError(f"--model {options.model}: cannot load {args['model']!r}: {err}") from err
 
 
 def resolve_tasks(names: list[str]) -> list[Task]:

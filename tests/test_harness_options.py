@@ -98,3 +98,36 @@ def test_flags_and_their_lm_eval_spellings_parse_alike():
     underscored = _args(["--model_args", "a=1", "--gen_kwargs", "n=2", "--batch_size", "3", "--output_dir", "o"])
     assert vars(dashed) == vars(underscored)
     assert isinstance(dashed, argparse.Namespace) and not hasattr(dashed, "limit")
+
+
+@pytest.mark.parametrize("text, message", [("max_new_tokens=0", "max_new_tokens must be >= 1; got 0"),
+                                           ("temperature=abc", "temperature must be a number; got 'abc'"),
+                                           ("n=1.5", "n must be an integer; got 1.5"),
+                                           ("top_p=1.5", "top_p must be in (0, 1]")])
+def test_bad_generation_values_are_config_errors_naming_the_flag(text, message):
+    from hallubench.harness.options import ConfigError
+
+    with pytest.raises(ConfigError) as err:
+        parse_gen_kwargs(text)
+    assert str(err.value).startswith(f"--gen-kwargs: {message}")
+    with pytest.raises(ConfigError, match="--gen-kwargs"):  # the YAML path builds RunOptions from a dict
+        RunOptions(gen_kwargs=parse_kv(text, "--gen-kwargs"))
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--model", "nope", "--model-args", "pretrained=x"], "--model 'nope': not an adapter; choose one of hf, openai"),
+    (["--model", "hf"], "--model-args needs pretrained=CHECKPOINT"),
+    (["--model", "hf", "--model-args", "pretrained=x,bogus=1"], "unexpected keyword argument 'bogus'"),
+    (["--config", "/no/such/run.yaml"], "--config /no/such/run.yaml: [Errno 2]"),
+])
+def test_model_and_config_mistakes_are_one_line_errors_before_any_model_loads(argv, message, tmp_path, capsys,
+                                                                                 monkeypatch):
+    from hallubench.cli.main import main
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    # An empty data folder: reaching the dataset would be a different error, so the model checks come first.
+    data = tmp_path / "data"
+    data.mkdir()
+    assert main(["run", "--tasks", "cmm", "--data-dir", str(data), "--output-dir", str(tmp_path / "o"), *argv]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("hallubench run: error: ") and message in err and "Traceback" not in err
