@@ -105,9 +105,16 @@ class SampleWriter:
             return
         data = self.path.read_bytes()
         end = data.rfind(b"\n") + 1
-        if end != len(data):
-            with open(self.path, "r+b") as handle:
+        if end == len(data):
+            return
+        with open(self.path, "r+b") as handle:
+            try:  # cut just before its newline: the record is whole, and the reader already counted it done
+                json.loads(data[end:])
+            except json.JSONDecodeError:
                 handle.truncate(end)
+            else:
+                handle.seek(0, os.SEEK_END)
+                handle.write(b"\n")
 
     def append(self, record: dict[str, Any]) -> None:
         self._file.write(json.dumps(record, ensure_ascii=False).encode() + b"\n")

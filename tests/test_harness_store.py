@@ -80,3 +80,14 @@ def test_sample_seed_depends_on_run_seed_task_and_id_only():
     assert seed == sample_seed(1234, "cmm", "cmm-0001") and 0 <= seed < 2**31
     assert len({seed, sample_seed(1235, "cmm", "cmm-0001"), sample_seed(1234, "cchall", "cmm-0001"),
                 sample_seed(1234, "cmm", "cmm-0002")}) == 4
+
+
+def test_a_whole_last_record_without_its_newline_is_kept_by_the_next_writer(tmp_path):
+    path = store.rank_file(tmp_path, 0)
+    path.write_text(json.dumps(_record("cmm", "a")) + "\n" + json.dumps(_record("cmm", "b")))  # cut before "\n"
+    assert store.read_store(tmp_path).finished() == {"cmm-a", "cmm-b"}  # so a rerun will not redo "b"
+    writer = store.SampleWriter(path)
+    writer.append(_record("cmm", "c"))
+    writer.close()
+    records, torn = store.read_jsonl(path)
+    assert not torn and [r["id"] for r in records] == ["a", "b", "c"]
