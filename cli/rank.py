@@ -26,7 +26,7 @@ from typing import Any
 
 from hallubench.harness.options import ConfigError, parse_kv
 from hallubench.ranking.judging import JUDGES
-from hallubench.ranking.pipeline import WEIGHTINGS
+from hallubench.ranking.aggregate import WEIGHTINGS
 
 S = argparse.SUPPRESS
 RANK_OPTIONS = ("judge", "judge_args", "cache", "weighting", "temperature", "refcheck", "reference",

@@ -4,8 +4,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from hallubench.benchmarks import all_tasks, get_task
 from hallubench.harness.options import ConfigError
 from hallubench.judges import JudgmentCache
+from hallubench.ranking.aggregate import WEIGHTINGS
 from hallubench.ranking.collect import TaskResponses, collect
 from hallubench.ranking.correlate import correlation, load_reference
 from hallubench.ranking.evidence import generate_evidence
@@ -16,7 +18,6 @@ from hallubench.ranking.specs import ModelSpec
 RANKING = "ranking"
 # A video description is checked against what models saw (visual task) and heard (audio task).
 AUDIO_VISUAL = ("avhallubench_visual", "avhallubench_audio", "avhallubench_audio_visual")
-WEIGHTINGS = ("uniform", "task", "query")
 
 
 def _audio_visual_board(visual: TaskResponses, audio: TaskResponses, boards: dict[str, Board], judge, weighting: str,
@@ -69,8 +70,9 @@ def rank(run_dirs: Mapping[str, Path] | Sequence[Path], output_dir: Path, *, tas
     if weighting not in WEIGHTINGS:
         raise ConfigError(f"--weighting {weighting!r}: choose one of {', '.join(WEIGHTINGS)}")
     if not isinstance(run_dirs, Mapping):
-        run_dirs = {Path(p).name: Path(p) for p in run_dirs}
-        if len(run_dirs) != len(set(run_dirs)):
+        folders = [Path(p) for p in run_dirs]
+        run_dirs = {p.name: p for p in folders}
+        if len(run_dirs) != len(folders):
             raise ConfigError("two run folders share a name; pass NAME=DIR to tell them apart")
     ref = load_reference(reference, reference_higher_is_better) if reference else None
     responses = collect(dict(run_dirs), list(tasks) if tasks else None)
@@ -105,6 +107,19 @@ def rank(run_dirs: Mapping[str, Path] | Sequence[Path], output_dir: Path, *, tas
     return ranking
 
 
+def _check_cross_checkable(tasks: Sequence[str]) -> None:
+    """ConfigError before any model runs when a task is unknown or draws no stochastic samples to check against."""
+    try:
+        resolved = [get_task(name) for name in tasks]
+    except KeyError as err:
+        raise ConfigError(f"--tasks: {err.args[0]}") from None
+    plain = [task.name for task in resolved if task.samples is None]
+    if plain:
+        checkable = [name for name, task in sorted(all_tasks().items()) if task.samples is not None]
+        raise ConfigError(f"--tasks: {', '.join(plain)} draw(s) no stochastic samples, so there is nothing to "
+                          f"cross-check against; cross-checkable tasks: {', '.join(checkable)}")
+
+
 def crosscheck(models: Sequence[ModelSpec], tasks: Sequence[str], output_dir: Path, judge: str = "embedding",
                num_samples: int | None = None, data_dir: Path | None = None, limit: int | None = None,
                run_options: Mapping[str, Any] | None = None, **rank_options: Any) -> Ranking | None:
@@ -114,6 +129,7 @@ def crosscheck(models: Sequence[ModelSpec], tasks: Sequence[str], output_dir: Pa
     Returns None on the non-main processes of an `accelerate launch`."""
     if len(models) < 2:
         raise ConfigError("CrossCheck needs at least two models (targets that are also each other's evidence)")
+    _check_cross_checkable(tasks)
     options = {"num_samples": num_samples, "data_dir": data_dir, "limit": limit, **dict(run_options or {})}
     folders = generate_evidence(list(models), list(tasks), Path(output_dir), **options)
     if folders is None:

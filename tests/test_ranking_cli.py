@@ -156,3 +156,19 @@ def test_query_weighting_with_an_empty_answer_is_a_clear_error(tmp_path, capsys)
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert "ranking avhallubench_visual: evidence 'b' has no own judgments for document 'q2'" in err
+
+
+def test_crosscheck_refuses_tasks_without_samples_before_loading_any_model(capsys):
+    # The checkpoints do not exist: reaching generation would fail differently, so the task check comes first.
+    assert main(["crosscheck", "--models", "/no/a,/no/b", "--tasks", "avhallubench_visual,cmm"]) == 2
+    err = capsys.readouterr().err
+    assert "--tasks: cmm draw(s) no stochastic samples" in err and "avhallubench_audio, avhallubench_speech" in err
+    assert main(["crosscheck", "--models", "/no/a,/no/b", "--tasks", "nope"]) == 2
+    assert "--tasks: unknown task 'nope'" in capsys.readouterr().err
+
+
+def test_rank_refuses_two_unnamed_run_folders_with_one_name(tmp_path):
+    from hallubench.ranking.pipeline import rank
+
+    with pytest.raises(ConfigError, match="share a name"):
+        rank([tmp_path / "a" / "run", tmp_path / "b" / "run"], tmp_path / "ranking")
