@@ -3,7 +3,8 @@
 One row per annotated response, with its segments and their claims. The upstream key `repsonse` (sic)
 becomes `response` (a release already spelling it `response` is read too). Images are copied from
 images/<image_name> next to the JSON when that folder exists; otherwise `image` is null on every row.
-Ids are "mhalubench-<index>" by position in the JSON.
+Ids are "mhalubench-<index>" by position in the JSON. Every segment needs claims, and its label must be
+the one its claims give (hallucination iff any claim is), as on all 661 released segments.
 """
 from __future__ import annotations
 
@@ -59,12 +60,21 @@ class MHaluBench(ReleaseBuilder):
 
 
 def segment(raw: Any, where: str) -> dict[str, Any]:
-    """One annotated segment with its claims; RowError naming the place of a bad value."""
+    """One annotated segment with its claims; RowError naming the place of a bad value.
+
+    The mhalubench metric scores segments by deriving their labels from the claims (hallucination iff any
+    claim is), so a segment without claims, or whose label disagrees with its claims, is refused here.
+    """
     values = labelled(raw, where, "segment")
     claims = raw.get("claims")
-    if not isinstance(claims, list):
-        raise RowError(f"{where}.claims must be a list")
-    return {**values, "claims": [labelled(c, f"{where}.claims[{i}]", "claim") for i, c in enumerate(claims)]}
+    if not isinstance(claims, list) or not claims:
+        raise RowError(f"{where}.claims must be a non-empty list (a segment's label follows from its claims)")
+    claims = [labelled(c, f"{where}.claims[{i}]", "claim") for i, c in enumerate(claims)]
+    derived = LABELS[0] if any(c["claim_label"] == LABELS[0] for c in claims) else LABELS[1]
+    if values["segment_label"] != derived:
+        raise RowError(f"{where}.segment_label is {values['segment_label']!r} but its claims make it {derived!r} "
+                       "(a segment is a hallucination iff one of its claims is); fix the annotation")
+    return {**values, "claims": claims}
 
 
 def labelled(raw: Any, where: str, kind: str) -> dict[str, Any]:

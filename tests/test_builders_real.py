@@ -142,7 +142,10 @@ def test_avhallubench_duplicates_identical_kept_once_conflicting_named(shared_da
      r"annotation\[1\]\.claims\[0\]\.claim_label is 'maybe'"),
     (lambda item: item["annotation"][0].pop("segment_category"), r"annotation\[0\]\.segment_category must be a list"),
     (lambda item: item.pop("repsonse"), r"missing field\(s\) 'repsonse'"),
-], ids=["bad-claim-label", "missing-category", "missing-response"])
+    (lambda item: item["annotation"][0].update(claims=[]), r"annotation\[0\]\.claims must be a non-empty list"),
+    (lambda item: item["annotation"][0].update(segment_label="non-hallucination"),
+     r"annotation\[0\]\.segment_label is 'non-hallucination' but its claims make it 'hallucination'"),
+], ids=["bad-claim-label", "missing-category", "missing-response", "no-claims", "label-contradicts-claims"])
 def test_mhalubench_bad_annotation_names_row_and_place(shared_data, tmp_path, change, message):
     items = json.loads((shared_data / "mhalubench" / "image_to_text_annotated.json").read_text())
     change(items[3])
