@@ -107,8 +107,8 @@ class ReleaseBuilder(datasets.GeneratorBasedBuilder):
     def place_media(self, src: Any, rel: str) -> str:
         """Put the media file `src` at `rel` under the output folder; returns `rel`.
 
-        `src` is a Path or any object with exists() and open() (a zip member). Hard-links when it can (same file system), else copies. A file already placed (two rows of
-        one clip) is kept.
+        `src` is a Path or any object with exists() and open() (a zip member). Hard-links when it can (same
+        file system), else copies. A file already placed (two rows of one clip) is kept.
         """
         check_relative(rel)
         if not src.exists():
@@ -126,7 +126,6 @@ class ReleaseBuilder(datasets.GeneratorBasedBuilder):
         with src.open("rb") as fin, open(dest, "wb") as fout:
             shutil.copyfileobj(fin, fout)
         return rel
-
 
 
 def load_json_list(path: Path, what: str) -> list[Any]:
