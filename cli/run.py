@@ -22,6 +22,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from hallubench.benchmarks import task_names
 from hallubench.harness.options import (MODALITIES, ConfigError, RunOptions, parse_gen_kwargs, parse_kv,
                                         read_yaml_options)
 
@@ -35,7 +36,7 @@ def register(subparsers) -> None:
     p.add_argument("--model", help="model adapter: hf or openai")
     p.add_argument("--model-args", "--model_args", dest="model_args",
                    help='adapter arguments "pretrained=PATH,dtype=float32" (pretrained = the checkpoint)')
-    p.add_argument("--tasks", help="comma-separated task names (see `hallubench.benchmarks.task_names()`)")
+    p.add_argument("--tasks", help=f"comma-separated task names: {', '.join(task_names())}")
     p.add_argument("--output-dir", "--output_dir", dest="output_dir", type=Path, help="run folder (default runs/latest)")
     p.add_argument("--data-dir", "--data_dir", dest="data_dir", type=Path,
                    help="folder of built datasets (default: the mini benchmarks, built once into a cache)")
