@@ -19,6 +19,7 @@ import pytest
 import soundfile as sf
 from PIL import Image
 
+from hallubench.builders import build
 from hallubench.builders.mini import RELEASES, build_all, make_release
 from hallubench.loaders.synthetic import COLORS
 
@@ -306,28 +307,36 @@ def test_bad_arguments_say_what_to_do(tmp_path):
         make_release("sac3", tmp_path, zipped=True)
 
 
-def require_build(monkeypatch):
-    from hallubench import builders
-    if not hasattr(builders, "build"):
-        pytest.skip("hallubench.builders.build is not written yet")
+RELEASE_FILES = {"avhallubench": ["data.json"], "cmm": ["all_data_final_reorg.json"],
+                 "mhalubench": ["image_to_text_annotated.json"], "sac3": sorted(SAC3_FILES)}
+MEDIA_COLUMNS = ("video", "video_path", "audio_path", "image")
+
+
+def release_row_count(name: str, release: Path) -> int:
+    if name == "cchall":
+        return pq.read_metadata(release / "test.parquet").num_rows
+    return sum(len(load_json(release / file)) for file in RELEASE_FILES[name])
+
+
+def test_build_all_keeps_every_row_and_its_media(tmp_path, monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    return builders.build
-
-
-def test_build_all_makes_loadable_datasets(tmp_path, monkeypatch):
-    require_build(monkeypatch)
     built = build_all(tmp_path)
     assert set(built) == set(RELEASES)
     for name, folder in built.items():
-        assert (folder / "README.md").is_file(), name
-        parquet = sorted(folder.glob("data/*/test.parquet"))
-        assert parquet, name
-        rows = pq.read_table(parquet[0]).to_pylist()
-        assert rows and all(row["id"] for row in rows), name
+        assert (folder / "README.md").is_file() and not (folder / "skipped.jsonl").exists(), name
+        every = folder / "data" / "all" / "test.parquet"  # cmm and cchall: `all` next to the subsets
+        tables = [every] if every.exists() else sorted(folder.glob("data/*/test.parquet"))
+        rows = [row for table in tables for row in pq.read_table(table).to_pylist()]
+        assert len(rows) == release_row_count(name, tmp_path / "releases" / name), name
+        assert len({row["id"] for row in rows}) == len(rows), name
+        for row in rows:
+            for column in MEDIA_COLUMNS:
+                if row.get(column) is not None:
+                    assert (folder / row[column]).is_file(), (name, row["id"], column)
 
 
 def test_zipped_and_folder_cmm_build_the_same_rows(releases, tmp_path, monkeypatch):
-    build = require_build(monkeypatch)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     tables = [pq.read_table(build("cmm", releases[form], tmp_path / form) / "data" / "all" / "test.parquet").to_pylist()
               for form in ("cmm", "cmm_zipped")]
     assert tables[0] == tables[1] and len(tables[0]) == len(cmm_rows(releases["cmm"]))
