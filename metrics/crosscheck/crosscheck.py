@@ -162,7 +162,8 @@ def rank_correlation(scores, reference, level: str = "system") -> float:
 
     `scores` and `reference` are equal-length sequences, or dicts with the same keys (values may be dicts again, e.g.
     the per-system per-document `document_scores`, whose leaves are paired by their key paths). Orient both the same
-    way (e.g. higher = more hallucination); negate one when they point opposite ways.
+    way (e.g. higher = more hallucination); negate one when they point opposite ways. A constant side has no
+    correlation: the result is then NaN (scipy warns).
     """
     if level not in ("system", "document"):
         raise ValueError(f'`level` is {level!r}; use "system" (Spearman) or "document" (Pearson).')
