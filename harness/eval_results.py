@@ -34,7 +34,9 @@ def hub_model_id(results: Results) -> str | None:
 def _notes(results: Results, task: TaskResult) -> str:
     version = results.environment.packages.get("hallubench", "unknown")
     modality = results.run.options.get("modality", "audio-visual")
-    return (f"hallubench {version}, {modality}, n={task.n_selected}, unparsed={task.n_unparsed}, "
+    # A --limit run scores a subset: say so, since the Hub shows this value next to full-benchmark ones.
+    subset = f" of {task.n_total} (a subset)" if task.n_selected < task.n_total else ""
+    return (f"hallubench {version}, {modality}, n={task.n_selected}{subset}, unparsed={task.n_unparsed}, "
             f"errors={task.n_errors}")
 
 

@@ -220,7 +220,10 @@ def test_publish_sends_results_samples_card_and_eval_results(run_dir, hub, monke
     entries = parse_eval_result_entries(yaml.safe_load(model["files"][".eval_results/hallubench_cmm.yaml"]))
     assert {e.task_id: e.value for e in entries} == {f"cmm_{name}": value for name, value in metrics.items()}
     assert {(e.dataset_id, e.source_url) for e in entries} == {(REPO, f"https://huggingface.co/datasets/{REPO}")}
-    assert all(e.date == results.run.finished and "unparsed=1, errors=1" in e.notes for e in entries)
+    n_total = results.tasks["cmm"].n_total
+    assert n_total > 4  # --limit 4: the entries must say they score a subset
+    assert all(e.date == results.run.finished and f"n=4 of {n_total} (a subset), unparsed=1, errors=1" in e.notes
+               for e in entries)
 
     assert f"https://huggingface.co/{MODEL}/discussions/1" in out
     assert {p: p.read_bytes() for p in run_dir.rglob("*") if p.is_file()} == before
