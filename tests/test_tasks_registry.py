@@ -54,19 +54,33 @@ def test_avhallubench_prompts_and_stochastic_samples(name, prompt):
     assert task.media.video == task.media.audio == "video"
 
 
-def test_cchall_direct_prompt_is_the_authors_text():
+# `get_prompt` of the CCHall README (github.com/BRZ911/CCHall, "Evaluation for reproduction on GPT-4o"),
+# copied here character for character, independently of the task module.
+AUTHORS_PROMPT = """You are a hallucination detection system tasked with categorizing hallucinations based on images , questions and answers in two different languages. Your job is to analyze the provided image, question, and both language answers to determine the type of hallucination, if any.
+
+Explanation of Hallucination Types
+Non-hallucination: Both the English and the other language answers are consistent with the content of the image, and they correctly describe what is present in the image.
+Cross-modal, non-cross-lingual hallucination: Both the English and the other language answers are inconsistent with the image content, specifically regarding the existence of objects. The key point is that the both languages make the same error, mentioning the existence of the same object(s) that do not appear in the image.
+Cross-lingual, non-cross-modal hallucination: The English answer is consistent with the image, but the answer in the other language contains an error regarding the existence of objects.
+Cross-modal, cross-lingual hallucination: Both the English and the other language answers are inconsistent with the image, and they differ in the objects they describe as being present. In other words, both languages make errors, but they reference different nonexistent objects.
+
+Task
+Based on the following information, identify the type of hallucination:
+Image: [The provided image]
+Question: {question}
+Answer1: {answer1}
+Answer2: {answer2}
+Options: {choice}
+
+Output Format
+**At the end of the analysis, provide a final, concise, and definitive answer in the following format:**
+**Final Answer: [Option]. [Option Content].**"""
+
+
+def test_cchall_direct_prompt_is_the_authors_text_exactly():
     text = get_task("cchall").prompt(ROW)
-    assert text.startswith("You are a hallucination detection system tasked with categorizing hallucinations "
-                           "based on images , questions and answers in two different languages.")
-    for line in ("Non-hallucination: Both the English and the other language answers are consistent",
-                 "Cross-modal, non-cross-lingual hallucination: Both the English",
-                 "Cross-lingual, non-cross-modal hallucination: The English answer is consistent",
-                 "Cross-modal, cross-lingual hallucination: Both the English",
-                 "Question: Is there a dog in the image?\nAnswer1: Yes, a dog.\nAnswer2: Ndiyo, mbwa.\n"
-                 "Options: A. Non-hallucination\nB. Cross-modal"):
-        assert line in text
-    assert text.endswith("**Final Answer: [Option]. [Option Content].**")
-    assert "step by step" not in text
+    assert text == AUTHORS_PROMPT.format(question=ROW["question"], answer1=ROW["response1"],
+                                         answer2=ROW["response2"], choice=ROW["choice"])
 
 
 def test_cchall_cot_prompt_adds_only_the_step_by_step_trigger():
