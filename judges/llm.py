@@ -43,8 +43,9 @@ _YES_NO = re.compile(r"\b(yes|no)\b")
 
 def parse_explicit(text: str) -> Judgment:
     """Upstream rule (SelfCheckLLMPrompt.text_postprocessing): the answer starts with yes (0.0) or no (1.0),
-    else 0.5, undecided. As a whole word only: upstream's bare prefix test would read "Not sure" or "None"
-    as "no"."""
+    else 0.5, undecided. Two departures: the first word must be exactly yes/no (upstream's bare prefix test
+    reads "Not sure" or "None" as "no"), and leading punctuation or markdown is skipped ("**No**" is "no";
+    upstream finds it undecided)."""
     first = _FIRST_WORD.match(text.lower())
     word = first.group(1) if first else None
     if word in _EXPLICIT_SCORES:
