@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from hallubench.builders import build
+
 from . import avhallubench, cchall, cmm, mhalubench, sac3
 
 RELEASES = {
@@ -39,8 +41,6 @@ def make_release(benchmark: str, out_dir: str | Path, *, zipped: bool = False) -
 def build_all(out_dir: str | Path) -> dict[str, Path]:
     """Make every mini release into `out_dir/releases/<name>` and build its normalized dataset into
     `out_dir/datasets/<name>`; return name -> dataset folder."""
-    from hallubench.builders import build  # the builders import this package's parent; import late
-
     out = Path(out_dir)
     return {name: build(name, make_release(name, out / "releases" / name), out / "datasets" / name)
             for name in RELEASES}
