@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 BENCHMARKS = ("avhallubench", "cmm", "cchall", "mhalubench", "sac3")
@@ -25,8 +26,14 @@ def register(subparsers) -> None:
                               description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--output-dir", "--output_dir", dest="output_dir", type=Path, default=Path("runs/demo"),
                    help="where the tiny model, run folder and ranking go (default runs/demo)")
-    p.add_argument("--limit", type=int, default=None, help="first N samples of each task (default: all)")
+    p.add_argument("--limit", type=_positive, default=None, help="first N samples of each task (default: all)")
     p.set_defaults(func=handle)
+
+
+def _positive(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"must be a whole number >= 1; got {text!r}")
+    return int(text)
 
 
 def _section(title: str) -> None:
@@ -77,6 +84,17 @@ def rank_tiny_models(data_dir: Path, out: Path, limit: int | None) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
+    from hallubench.harness.options import ConfigError
+
+    try:
+        _run(args)
+    except ConfigError as err:
+        print(f"hallubench demo: error: {err}", file=sys.stderr)
+        return 2
+    return 0
+
+
+def _run(args: argparse.Namespace) -> None:
     from hallubench.harness.data import default_data_dir, ensure_mini
 
     _section("1. Embedded mini benchmarks, built into Hub-ready datasets")
@@ -86,4 +104,3 @@ def handle(args: argparse.Namespace) -> int:
     evaluate_tiny_model(data_dir, args.output_dir, args.limit)
     _section("3. CrossCheck ranking of three tiny models, embedding judge (no references needed)")
     rank_tiny_models(data_dir, args.output_dir, args.limit)
-    return 0
