@@ -21,7 +21,8 @@ def register(subparsers) -> None:
                               formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("run_dir", type=Path, metavar="RUN_DIR", help="run folder (holds results.json)")
     p.add_argument("--repo", required=True, help="Hub dataset repo for results and samples, e.g. you/model-hallubench")
-    p.add_argument("--token", help="Hub token (default: HF_TOKEN, then the `hf auth login` token)")
+    p.add_argument("--token", help="Hub token (default: HF_TOKEN, then the `hf auth login` token); prefer those: "
+                                   "a token on the command line stays in shell history and the process list")
     p.add_argument("--private", action="store_true", help="create the dataset repo private")
     p.add_argument("--no-model-results", dest="model_results", action="store_false",
                    help="do not add .eval_results to the model repo")
