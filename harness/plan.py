@@ -1,7 +1,8 @@
 """What a run has to do: one WorkItem per (task, sample), with its key, seed and settings.
 
-A sample's key hashes everything its output depends on (task, id, model fingerprint, generation
-settings, media options, seed), so a rerun recognises finished samples and a changed setting redoes them.
+A sample's key hashes everything its output depends on (task, id, the prompt text, model fingerprint,
+generation settings, media options, seed), so a rerun recognises finished samples and a changed setting or
+an edited task prompt redoes them.
 """
 from __future__ import annotations
 
@@ -57,7 +58,8 @@ def plan(tasks: list[Task], data_dir: Path, options: RunOptions, fingerprint: st
         settings = (dataclasses.asdict(main), extra and dataclasses.asdict(extra))
         for row in rows:
             sid = str(row["id"])
-            key = stable_hash(task.name, sid, fingerprint, settings, options.media_options(), options.seed)[:32]
+            key = stable_hash(task.name, sid, task.prompt(row), fingerprint, settings, options.media_options(),
+                              options.seed)[:32]
             items.append(WorkItem(task, row, folder, key, sample_seed(options.seed, task.name, sid), main, extra))
     items.sort(key=lambda item: (item.task.name, item.id))
     return items, totals

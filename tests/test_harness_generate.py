@@ -75,3 +75,25 @@ def test_batch_time_is_shared_out():
     options = RunOptions(modality="audio-only", gen_kwargs={"temperature": 0.0})
     records = run_batch(ScriptedModelDouble(), _items("cmm", ["a?", "b?"], options), options)
     assert records[0]["time_s"] == records[1]["time_s"] > 0
+
+
+def test_sample_keys_change_with_the_prompt_and_settings_and_nothing_else(monkeypatch, tmp_path):
+    import dataclasses
+
+    from hallubench.harness import plan as plan_module
+
+    rows = [{"id": "q0", "question": "Is it a dog?"}, {"id": "q1", "question": "Is it a cat?"}]
+    monkeypatch.setattr(plan_module, "dataset_dir", lambda data_dir, task: tmp_path)
+    monkeypatch.setattr(plan_module, "load_rows", lambda folder, task, limit: (rows[:limit], len(rows)))
+    cmm = get_task("cmm")
+
+    def keys(task, **options):
+        items, _ = plan_module.plan([task], tmp_path, RunOptions(**options), "fp-1")
+        return [item.key for item in items]
+
+    base = keys(cmm)
+    assert len(set(base)) == 2 and keys(cmm) == base and keys(cmm, limit=1) == base[:1]
+    edited = dataclasses.replace(cmm, prompt=lambda row: row["question"] + " Answer yes or no.")
+    assert set(keys(edited)).isdisjoint(base)  # an edited prompt is a different sample
+    for changed in ({"seed": 1}, {"gen_kwargs": {"max_new_tokens": 8}}, {"num_frames": 4}):
+        assert set(keys(cmm, **changed)).isdisjoint(base)
