@@ -45,7 +45,8 @@ class NLIJudge(BaseJudge):
         self.model = model.eval()
         self.tokenizer = tokenizer
         self.batch_size = batch_size
-        self.judge_id = f"nli:{source}"
+        # The label choice changes every score, so it is part of the cache identity.
+        self.judge_id = f"nli:{source}:contradiction={self.contradiction_index},entailment={self.entailment_index}"
 
     @classmethod
     def from_pretrained(cls, name_or_path: str | os.PathLike, device: str = "cpu", **kwargs) -> "NLIJudge":

@@ -45,7 +45,7 @@ def test_scores_are_contradiction_normalised_over_entailment(checkpoint, tokeniz
     expected = torch.sigmoid(logits[:, 2] - logits[:, 0])  # P(c) / (P(e) + P(c)), neutral ignored
     assert all(0.0 <= s <= 1.0 for s in scores)
     assert scores == pytest.approx(expected.tolist(), abs=1e-6)
-    assert judge.judge_id == f"nli:{checkpoint}" and judge.counters["pairs"] == 3
+    assert judge.judge_id == f"nli:{checkpoint}:contradiction=2,entailment=0" and judge.counters["pairs"] == 3
 
 
 def test_label_index_comes_from_config_names_case_insensitively(tokenizer):
@@ -64,3 +64,5 @@ def test_model_without_contradiction_label_is_refused(tokenizer):
         NLIJudge(model, tokenizer, name="tiny")
     judge = NLIJudge(model, tokenizer, contradiction="label_1", entailment="LABEL_0")
     assert 0.0 <= judge("a cat .", "a dog .") <= 1.0
+    swapped = NLIJudge(model, tokenizer, contradiction="label_0", entailment="LABEL_1")
+    assert swapped.judge_id != judge.judge_id  # other labels, other scores: they must not share cached judgments
