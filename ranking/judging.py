@@ -14,6 +14,17 @@ JUDGES = ("embedding", "nli", "llm")
 REFERENCE = "reference"
 
 
+def check_judge(kind: str, judge_args: Mapping[str, Any] | None = None) -> None:
+    """ConfigError when `kind` and `judge_args` name no judge that can be built (cheap: loads nothing)."""
+    args = judge_args or {}
+    if kind not in JUDGES:
+        raise ConfigError(f"--judge {kind!r}: choose one of {', '.join(JUDGES)}")
+    if kind == "nli" and "pretrained" not in args:
+        raise ConfigError("--judge nli needs --judge-args pretrained=MNLI_CHECKPOINT")
+    if kind == "llm" and "pretrained" not in args and "model" not in args:
+        raise ConfigError("--judge llm needs --judge-args pretrained=CHECKPOINT (and adapter=hf|openai)")
+
+
 def make_judge(kind: str, judge_args: Mapping[str, Any] | None = None, cache: JudgmentCache | None = None) -> CachedJudge:
     """A CachedJudge over the `kind` judge built from `judge_args`:
 
@@ -22,6 +33,7 @@ def make_judge(kind: str, judge_args: Mapping[str, Any] | None = None, cache: Ju
     llm (CrossCheck-explicit prompt): adapter (hf|openai, default hf), batch_size, the rest to the adapter
     (pretrained=..., dtype=..., as in --model-args).
     """
+    check_judge(kind, judge_args)
     args = dict(judge_args or {})
     try:
         if kind == "embedding":
@@ -31,21 +43,15 @@ def make_judge(kind: str, judge_args: Mapping[str, Any] | None = None, cache: Ju
         elif kind == "nli":
             from hallubench.judges.nli import NLIJudge
 
-            if "pretrained" not in args:
-                raise ConfigError("--judge nli needs --judge-args pretrained=MNLI_CHECKPOINT")
             judge = NLIJudge.from_pretrained(args.pop("pretrained"), **args)
-        elif kind == "llm":
+        else:  # "llm"; check_judge refused any other kind
             from hallubench.judges.llm import ExplicitLLMJudge
             from hallubench.models import get_model
 
             adapter, batch_size = args.pop("adapter", "hf"), int(args.pop("batch_size", 16))
             if "pretrained" in args and "model" not in args:
                 args["model"] = args.pop("pretrained")
-            if "model" not in args:
-                raise ConfigError("--judge llm needs --judge-args pretrained=CHECKPOINT (and adapter=hf|openai)")
             judge = ExplicitLLMJudge(get_model(adapter, **args), batch_size=batch_size)
-        else:
-            raise ConfigError(f"--judge {kind!r}: choose one of {', '.join(JUDGES)}")
     except TypeError as err:  # an unknown keyword in --judge-args
         raise ConfigError(f"--judge-args for --judge {kind}: {err}") from None
     return CachedJudge(judge, cache)

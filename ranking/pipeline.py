@@ -11,7 +11,7 @@ from hallubench.ranking.aggregate import WEIGHTINGS
 from hallubench.ranking.collect import TaskResponses, collect
 from hallubench.ranking.correlate import correlation, load_reference
 from hallubench.ranking.evidence import generate_evidence
-from hallubench.ranking.judging import Board, judge_board, make_judge
+from hallubench.ranking.judging import Board, check_judge, judge_board, make_judge
 from hallubench.ranking.report import Ranking, write_ranking
 from hallubench.ranking.specs import ModelSpec
 
@@ -130,6 +130,7 @@ def crosscheck(models: Sequence[ModelSpec], tasks: Sequence[str], output_dir: Pa
     if len(models) < 2:
         raise ConfigError("CrossCheck needs at least two models (targets that are also each other's evidence)")
     _check_cross_checkable(tasks)
+    check_judge(judge, rank_options.get("judge_args"))
     options = {"num_samples": num_samples, "data_dir": data_dir, "limit": limit, **dict(run_options or {})}
     folders = generate_evidence(list(models), list(tasks), Path(output_dir), **options)
     if folders is None:

@@ -172,3 +172,12 @@ def test_rank_refuses_two_unnamed_run_folders_with_one_name(tmp_path):
 
     with pytest.raises(ConfigError, match="share a name"):
         rank([tmp_path / "a" / "run", tmp_path / "b" / "run"], tmp_path / "ranking")
+
+
+@pytest.mark.parametrize("judge_flags, message", [(["--judge", "nli"], "--judge nli needs --judge-args pretrained="),
+                                                  (["--judge", "llm", "--judge-args", "adapter=hf"],
+                                                   "--judge llm needs --judge-args pretrained=")])
+def test_crosscheck_checks_the_judge_before_generating(judge_flags, message, capsys):
+    # The checkpoints do not exist: reaching generation would fail differently, so the judge check comes first.
+    assert main(["crosscheck", "--models", "/no/a,/no/b", "--tasks", TASK, *judge_flags]) == 2
+    assert message in capsys.readouterr().err
