@@ -81,6 +81,13 @@ def _batches(items: list[WorkItem], size: int):
             yield same_task[start:start + size]
 
 
+def superseded(contents: store.StoreContents, items: list[WorkItem]) -> list[str]:
+    """Keys of stored records for a planned (task, id) under another key, i.e. made with other settings."""
+    planned = {(item.task.name, item.id): item.key for item in items}
+    return sorted(key for key, record in contents.records.items()
+                  if planned.get((record["task"], str(record["id"])), key) != key)
+
+
 def write_results(results: Results, out_dir: Path) -> Path:
     """results.json written atomically."""
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -120,6 +127,11 @@ def run(options: RunOptions) -> Results | None:
     if initial.torn and accelerator.is_main_process:
         print(f"hallubench: skipped a torn last line (interrupted write) in {', '.join(initial.torn)}; "
               "that sample runs again")
+    stale = superseded(initial, items)
+    if stale and accelerator.is_main_process:
+        print(f"hallubench: warning: {run_dir} already holds {len(stale)} of these samples made with other "
+              "settings (model, generation, media options, seed or prompt); they stay beside the new ones, but "
+              "`--from-outputs`, `hallubench rank` and `publish` need one setting per folder: use a new --output-dir")
     finished = initial.finished()
     accelerator.wait_for_everyone()  # everyone has read the folder before any writer trims a torn tail
     # Whole batches are dealt out, so a batch holds the same samples whatever the process count.

@@ -91,3 +91,18 @@ def test_a_whole_last_record_without_its_newline_is_kept_by_the_next_writer(tmp_
     writer.close()
     records, torn = store.read_jsonl(path)
     assert not torn and [r["id"] for r in records] == ["a", "b", "c"]
+
+
+def test_records_of_planned_samples_under_other_keys_are_found_as_superseded():
+    from types import SimpleNamespace
+
+    from hallubench.harness.runner import superseded
+
+    contents = store.StoreContents(records={
+        "k-a": _record("cmm", "a", key="k-a"),          # planned, same settings
+        "old-b": _record("cmm", "b", key="old-b"),      # planned under another key: other settings
+        "k-z": _record("cchall", "z", key="k-z"),       # a task this run does not plan
+    })
+    cmm = SimpleNamespace(name="cmm")
+    items = [SimpleNamespace(task=cmm, id="a", key="k-a"), SimpleNamespace(task=cmm, id="b", key="k-b")]
+    assert superseded(contents, items) == ["old-b"]
