@@ -6,7 +6,7 @@ from typing import Any, Mapping, Sequence
 
 from hallubench.benchmarks import all_tasks, get_task
 from hallubench.harness.options import ConfigError
-from hallubench.judges import JudgmentCache
+from hallubench.judges import JudgmentCache, sentence_backend
 from hallubench.ranking.aggregate import WEIGHTINGS
 from hallubench.ranking.collect import TaskResponses, collect
 from hallubench.ranking.correlate import correlation, load_reference
@@ -96,6 +96,7 @@ def rank(run_dirs: Mapping[str, Path] | Sequence[Path], output_dir: Path, *, tas
     ranking = Ranking(
         boards=list(boards.values()),
         judge={"kind": judge, "judge_id": cached.judge_id, "prompt_version": cached.prompt_version,
+               "sentence_splitter": sentence_backend(),  # spaCy if installed, else pysbd: it sets the judged units
                "cache": str(cached.cache.path), "counters": dict(cached.counters), "hit_rate": cached.hit_rate},
         config={"weighting": weighting, "temperature": temperature, "refcheck": refcheck,
                 "reference": str(reference) if reference else None, "judge_args": dict(judge_args or {}),

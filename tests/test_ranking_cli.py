@@ -114,6 +114,9 @@ def test_rank_hand_written_runs_puts_the_inconsistent_model_last(tmp_path, capsy
     assert board["refcheck"]["wildcard"] > board["refcheck"]["a"]
     counters = result["judge"]["counters"]
     assert counters["calls"] + counters["saved"] == counters["pairs"] and counters["calls"] > 0
+    from hallubench.judges.sentences import spacy_available
+
+    assert result["judge"]["sentence_splitter"] == ("spacy" if spacy_available() else "pysbd")
     assert "no sentence to judge" not in capsys.readouterr().out  # wildcard still has q1
 
 
