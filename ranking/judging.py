@@ -23,6 +23,24 @@ def check_judge(kind: str, judge_args: Mapping[str, Any] | None = None) -> None:
         raise ConfigError("--judge nli needs --judge-args pretrained=MNLI_CHECKPOINT")
     if kind == "llm" and "pretrained" not in args and "model" not in args:
         raise ConfigError("--judge llm needs --judge-args pretrained=CHECKPOINT (and adapter=hf|openai)")
+    if kind in ("embedding", "nli"):  # the llm judge passes unknown keys on to its model adapter
+        allowed = _judge_parameters(kind)
+        unknown = sorted(set(args) - allowed)
+        if unknown:
+            raise ConfigError(f"--judge-args for --judge {kind}: unknown key(s) {', '.join(unknown)}; "
+                              f"allowed: {', '.join(sorted(allowed))}")
+
+
+def _judge_parameters(kind: str) -> set[str]:
+    import inspect
+
+    if kind == "embedding":
+        from hallubench.judges.embedding import EmbeddingJudge
+
+        return set(inspect.signature(EmbeddingJudge).parameters)
+    from hallubench.judges.nli import NLIJudge
+
+    return {"pretrained", "device"} | set(inspect.signature(NLIJudge).parameters) - {"model", "tokenizer"}
 
 
 def make_judge(kind: str, judge_args: Mapping[str, Any] | None = None, cache: JudgmentCache | None = None) -> CachedJudge:

@@ -179,7 +179,11 @@ def test_rank_refuses_two_unnamed_run_folders_with_one_name(tmp_path):
 
 @pytest.mark.parametrize("judge_flags, message", [(["--judge", "nli"], "--judge nli needs --judge-args pretrained="),
                                                   (["--judge", "llm", "--judge-args", "adapter=hf"],
-                                                   "--judge llm needs --judge-args pretrained=")])
+                                                   "--judge llm needs --judge-args pretrained="),
+                                                  (["--judge-args", "pretrained=x"],
+                                                   "--judge embedding: unknown key(s) pretrained; allowed: batch_size"),
+                                                  (["--judge", "nli", "--judge-args", "pretrained=x,labels=3"],
+                                                   "--judge nli: unknown key(s) labels; allowed: batch_size")])
 def test_crosscheck_checks_the_judge_before_generating(judge_flags, message, capsys):
     # The checkpoints do not exist: reaching generation would fail differently, so the judge check comes first.
     assert main(["crosscheck", "--models", "/no/a,/no/b", "--tasks", TASK, *judge_flags]) == 2
