@@ -40,7 +40,9 @@ def add_rank_arguments(p: argparse.ArgumentParser) -> None:
                    help='judge options, e.g. "pretrained=PATH,device=cpu" (llm: adapter=hf|openai plus model args)')
     p.add_argument("--cache", type=Path, help="judgment cache file (default $HALLUBENCH_CACHE/judgments.sqlite)")
     p.add_argument("--weighting", choices=WEIGHTINGS, help="eta: task (default), query or uniform")
-    p.add_argument("--temperature", type=float, help="T of the eta softmax (default 0.1)")
+    p.add_argument("--temperature", type=float,
+                   help="T of the eta softmax over the evidence models' SelfCheck scores (default 0.1); not a "
+                        "generation setting: that is --gen-kwargs temperature=...")
     p.add_argument("--refcheck", action="store_true", help="also judge against the rows' human references")
     p.add_argument("--reference", type=Path, help="reference scores or ranking (CSV or JSON) to correlate with")
     p.add_argument("--reference-higher-is-better", "--reference_higher_is_better",
