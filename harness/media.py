@@ -23,13 +23,33 @@ class MissingMediaError(MediaError):
     """The row has no file for media the task cannot do without."""
 
 
+def sent_kinds(task: Task, modality: str) -> set[str]:
+    """The media kinds ("video", "audio", "image") the task shows the model under `modality`."""
+    media = task.media
+    kinds = {"audio"} if media.audio else set()
+    if modality != "audio-only":
+        kinds |= {kind for kind in ("video", "image") if getattr(media, kind)}
+    if modality == "visual-only":
+        kinds.discard("audio")
+    return kinds
+
+
 def check_modality(task: Task, modality: str) -> None:
     """ConfigError when `modality` would leave the task with no media at all."""
-    media = task.media
-    if modality == "audio-only" and media.audio is None:
+    if modality == "audio-only" and task.media.audio is None:
         raise ConfigError(f"--modality audio-only: task {task.name!r} gives the model no audio")
-    if modality != "audio-only" and media.video is None and media.image is None and media.audio is None:
+    if not sent_kinds(task, modality):
         raise ConfigError(f"--modality {modality}: task {task.name!r} has no media")
+
+
+def check_model_accepts(task: Task, modality: str, model_name: str, accepts: frozenset[str]) -> None:
+    """ConfigError, before any sample runs, when the task would send the model media it cannot take."""
+    refused = sorted(sent_kinds(task, modality) - accepts)
+    if refused:
+        hint = ("--modality visual-only" if refused == ["audio"] else
+                "--modality audio-only" if "audio" in accepts else "a model that takes " + " and ".join(refused))
+        raise ConfigError(f"task {task.name!r} sends {' and '.join(refused)} under --modality {modality}, which "
+                          f"{model_name} takes no input of; use {hint}")
 
 
 def _video(path: Path, options: RunOptions) -> tuple[VideoPart, dict[str, Any]]:

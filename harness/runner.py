@@ -21,7 +21,7 @@ from hallubench.harness import store
 from hallubench.harness.data import default_data_dir, ensure_mini
 from hallubench.harness.environment import environment
 from hallubench.harness.generate import run_batch
-from hallubench.harness.media import check_modality
+from hallubench.harness.media import check_model_accepts, check_modality
 from hallubench.harness.options import ConfigError, RunOptions
 from hallubench.harness.plan import WorkItem, plan
 from hallubench.harness.results_schema import ModelInfo, Results, RunInfo
@@ -121,6 +121,8 @@ def run(options: RunOptions) -> Results | None:
     with accelerator.main_process_first():
         data_dir = options.data_dir or ensure_mini(default_data_dir())
         model = _load_model(options, str(accelerator.device))
+        for task in tasks:
+            check_model_accepts(task, options.modality, model.name, model.accepts)
         items, totals = plan(tasks, data_dir, options, model.fingerprint)
     run_dir = options.output_dir
     initial = store.read_store(run_dir) if run_dir.exists() else store.StoreContents()

@@ -73,7 +73,7 @@ class _ChatJudge(BaseJudge):
     def __init__(self, model: ChatModel, batch_size: int = 16) -> None:
         super().__init__()
         if not isinstance(model, ChatModel):
-            raise TypeError(f"model must implement hallubench ChatModel (name, fingerprint, generate); got {type(model).__name__}")
+            raise TypeError(f"model must implement hallubench ChatModel (name, fingerprint, accepts, generate); got {type(model).__name__}")
         if batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, got {batch_size}")
         self.model = model

@@ -39,6 +39,9 @@ VISION_TEXT_TYPES = ("qwen2_vl", "qwen2_5_vl", "llava_onevision")
 OMNI_TYPES = ("qwen2_5_omni", "qwen2_5_omni_thinker")
 AUDIO_TYPES = ("qwen2_audio",)
 SUPPORTED_TYPES = OMNI_TYPES + VISION_TEXT_TYPES + AUDIO_TYPES
+# Which processor attribute handles each media kind; a processor without it cannot take that kind.
+SUB_PROCESSORS = {"image": "image_processor", "video": "video_processor", "audio": "feature_extractor"}
+PART_KINDS = {ImagePart: "image", VideoPart: "video", AudioPart: "audio"}
 
 
 def _load_model(path: str, config: Any, revision: str | None, dtype: Any, device: str) -> torch.nn.Module:
@@ -103,6 +106,8 @@ class HFChatModel:
                     "model_type": self.model_type, "processor_kwargs": self.processor_kwargs,
                     "audio_in_video": audio_in_video}
         self.fingerprint = hashlib.sha256(json.dumps(identity, sort_keys=True, default=str).encode()).hexdigest()[:16]
+        self.accepts = frozenset(kind for kind, attribute in SUB_PROCESSORS.items()
+                                 if getattr(self.processor, attribute, None) is not None)
 
     def generate(self, conversations: list[Conversation], settings: GenerationSettings) -> list[list[str]]:
         """`settings.n` texts per conversation. Sampling repeats each row n times within the batch."""
@@ -186,10 +191,9 @@ class HFChatModel:
 
     def _check_accepts(self, part: Any) -> None:
         """A part the processor has no sub-processor for would be dropped silently: refuse it instead."""
-        needs = {ImagePart: ("image", "image_processor"), VideoPart: ("video", "video_processor"),
-                 AudioPart: ("audio", "feature_extractor")}.get(type(part))
-        if needs and getattr(self.processor, needs[1], None) is None:
-            raise ValueError(f"{self.name} ({self.model_type}) takes no {needs[0]} input")
+        kind = PART_KINDS.get(type(part))
+        if kind and kind not in self.accepts:
+            raise ValueError(f"{self.name} ({self.model_type}) takes no {kind} input")
 
     @torch.inference_mode()
     def _generate_batch(self, conversations: list[Conversation], settings: GenerationSettings,

@@ -121,6 +121,7 @@ class OpenAIChatModel:
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._client = httpx.Client(base_url=self.base_url, headers=headers, timeout=timeout, transport=transport)
         self.name = f"openai:{model}@{self.base_url}"
+        self.accepts = frozenset({"image", "video", "audio"})  # the server decides; its errors are recorded
         identity = {"model": model, "base_url": self.base_url, "video_mode": video_mode, "extra_body": self.extra_body}
         self.fingerprint = hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:16]
 

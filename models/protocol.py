@@ -114,6 +114,7 @@ class GenerationError(RuntimeError):
 class ChatModel(Protocol):
     name: str
     fingerprint: str
+    accepts: frozenset[str]  # the media part kinds it takes: "image", "video", "audio"
 
     def generate(self, conversations: list[Conversation], settings: GenerationSettings) -> list[list[str]]:
         """Return `settings.n` outputs for each conversation, in input order."""

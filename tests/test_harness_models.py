@@ -57,3 +57,26 @@ def test_each_model_kind_runs_its_modality_on_the_mini_benchmarks(kind, data_dir
     if "cmm" in media:
         cmm = results["tasks"]["cmm"]
         assert cmm["n_selected"] == 2 and cmm["n_scored"] + cmm["n_unparsed"] == 2
+
+
+def test_a_modality_the_model_cannot_take_is_refused_before_any_sample(data_dir, tmp_path, capsys):
+    model = make_tiny_model("qwen2_vl", tmp_path / "models")
+    out = tmp_path / "run"
+    argv = ["run", "--model", "hf", "--model-args", f"pretrained={model},dtype=float32", "--data-dir", str(data_dir),
+            "--output-dir", str(out), "--tasks", "cmm", "--limit", "2"]
+    assert main(argv) == 2
+    error = capsys.readouterr().err
+    assert "task 'cmm' sends audio under --modality audio-visual" in error and "use --modality visual-only" in error
+    assert not (out / "samples.jsonl").exists() and not list(out.glob("samples_rank*.jsonl"))
+
+
+@pytest.mark.parametrize("modality, kinds", [
+    ("audio-visual", {"video", "audio"}), ("visual-only", {"video"}), ("audio-only", {"audio"}),
+    ("muted", {"video", "audio"}), ("blank", {"video", "audio"}),
+])
+def test_sent_kinds_follow_the_modality(modality, kinds):
+    from hallubench.benchmarks import get_task
+    from hallubench.harness.media import sent_kinds
+
+    assert sent_kinds(get_task("cmm"), modality) == kinds
+    assert sent_kinds(get_task("mhalubench"), modality) == ({"image"} if modality != "audio-only" else set())

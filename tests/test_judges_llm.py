@@ -21,6 +21,7 @@ class ScriptedChatModelDouble:
 
     name = "double:scripted"
     fingerprint = "0123456789abcdef"
+    accepts = frozenset()  # text only
 
     def __init__(self, answer):
         self.answer = answer

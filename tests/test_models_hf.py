@@ -276,3 +276,18 @@ def test_checkpoint_sampling_defaults_do_not_override_settings(extra_models):
     samples = model.generate([conv], GenerationSettings(max_new_tokens=8, temperature=1.5, n=4, seed=0))[0]
     assert len(set(samples)) > 1
     assert model.generate([conv], GREEDY) == model.generate([conv], GREEDY)
+
+
+@pytest.mark.parametrize("kind, kinds", [
+    ("qwen2_5_omni", {"image", "video", "audio"}), ("qwen2_vl", {"image", "video"}), ("qwen2_audio", {"audio"}),
+])
+def test_accepts_names_the_media_the_processor_can_take(loaded, kind, kinds):
+    model = loaded(kind)
+    assert model.accepts == kinds
+    refused = {"image", "video", "audio"} - kinds
+    parts = {"image": ImagePart(Image.new("RGB", (56, 56))), "video": VideoPart(_frames(2), fps=1.0),
+             "audio": AudioPart(np.zeros(1600, dtype=np.float32), sr=16000)}
+    for kind_refused in refused:
+        conversation = [Message("user", [parts[kind_refused], TextPart("hi")])]
+        with pytest.raises(GenerationError, match=f"takes no {kind_refused} input"):
+            model.generate([conversation], GREEDY)

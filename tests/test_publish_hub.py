@@ -39,6 +39,7 @@ class ChatModelTestDouble:
 
     name = "chat-model-test-double"
     fingerprint = "test-double-v1"
+    accepts = frozenset({"image", "video", "audio"})
 
     def __init__(self, model: str):
         self.cmm_answers = itertools.cycle(CMM_SCRIPT)
