@@ -93,5 +93,7 @@ def write_mp4(
         cmd += ["-c:v", "libx264", "-pix_fmt", "yuv420p", "-preset", "veryfast", "-x264-params", x264_params,
                 "-fflags", "+bitexact", "-flags:v", "+bitexact", "-flags:a", "+bitexact",
                 "-map_metadata", "-1", "-movflags", "+faststart", str(path)]
-        subprocess.run(cmd, input=np.ascontiguousarray(frames).tobytes(), check=True, capture_output=True)
+        done = subprocess.run(cmd, input=np.ascontiguousarray(frames).tobytes(), capture_output=True)
+        if done.returncode != 0:
+            raise RuntimeError(f"ffmpeg could not write {path}: {done.stderr.decode(errors='replace').strip()}")
     return path
