@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+from importlib.metadata import version
 
 # Each module exposes `register(subparsers)`, adding its parser with `func=handler(args) -> int`.
 COMMANDS: tuple[str, ...] = ("demo", "run", "build", "metrics", "publish", "crosscheck", "rank")
@@ -14,6 +15,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="hallubench",
         description="Measure hallucination in audio, video and image language models.",
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {version('hallubench')}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS:
         importlib.import_module(f"hallubench.cli.{name}").register(subparsers)
