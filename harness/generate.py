@@ -1,8 +1,9 @@
 """Generate for a batch of work items and turn each into a sample record (or an error record).
 
-Sampled decoding runs one conversation per call with the sample's own seed, so outputs do not depend
-on which other samples share a batch or a process; greedy decoding is batched. A GenerationError in a
-batch is retried sample by sample so one bad sample does not fail its neighbours.
+A batch is one `generate` call (greedy or sampled) given each sample's own seed (`seeds=`), so a sample's
+outputs do not depend on which other samples share its batch or process. When the call raises
+GenerationError, the samples it did not answer (all of them, unless the adapter reports `partial` outputs)
+are retried one by one, so one bad sample is recorded as an error and does not fail its neighbours.
 """
 from __future__ import annotations
 
@@ -22,11 +23,18 @@ def _error(kind: str, err: Exception) -> dict[str, str]:
     return {"type": kind, "class": type(err).__name__, "message": str(err)}
 
 
-def _call(model: ChatModel, conversations: list, settings: GenerationSettings, seeds: list[int]) -> list[list[str]]:
-    if settings.do_sample or len(conversations) == 1:
-        return [model.generate([conv], dataclasses.replace(settings, seed=seed))[0]
-                for conv, seed in zip(conversations, seeds)]
-    return model.generate(conversations, settings)
+def _outputs(model: ChatModel, conversations: list, settings: GenerationSettings,
+             seeds: list[int]) -> list[list[str] | GenerationError]:
+    """Each conversation's outputs, or the GenerationError it raised when generated alone."""
+    try:
+        return model.generate(conversations, settings, seeds)
+    except GenerationError as err:
+        if len(conversations) == 1:
+            return [err]
+        answered = err.partial if err.partial is not None and len(err.partial) == len(conversations) \
+            else [None] * len(conversations)
+    return [out if out is not None else _outputs(model, [conv], settings, [seed])[0]
+            for conv, seed, out in zip(conversations, seeds, answered)]
 
 
 def base_record(item: WorkItem, model: ChatModel) -> dict[str, Any]:
@@ -46,14 +54,22 @@ def base_record(item: WorkItem, model: ChatModel) -> dict[str, Any]:
 
 def _generate(model: ChatModel, items: list[WorkItem], convs: list, records: list[dict[str, Any]]) -> None:
     seeds = [item.seed for item in items]
-    outputs = _call(model, convs, items[0].generation, seeds)
+    outputs = _outputs(model, convs, items[0].generation, seeds)
+    samples: list[list[str] | GenerationError] = [[] for _ in items]
     extra = items[0].sample_generation
-    # The extra samples get their own seed (sample seed + 1) so they never replay a sampled main answer.
-    samples = (_call(model, convs, extra, [(s + 1) & 0x7FFFFFFF for s in seeds]) if extra
-               else [[] for _ in items])
+    answered = [i for i, out in enumerate(outputs) if not isinstance(out, GenerationError)]
+    if extra and answered:
+        # The extra samples get their own seed (sample seed + 1) so they never replay a sampled main answer.
+        more = _outputs(model, [convs[i] for i in answered], extra, [(seeds[i] + 1) & 0x7FFFFFFF for i in answered])
+        for i, out in zip(answered, more):
+            samples[i] = out
     parse = get_parser(items[0].task.parser)
     for record, out, more in zip(records, outputs, samples):
-        record.update(outputs=out, samples=more, parsed=parse(out[0], **(record["metric_inputs"] or {})))
+        failed = next((x for x in (out, more) if isinstance(x, GenerationError)), None)
+        if failed is not None:
+            record["error"] = _error("generation", failed)
+        else:
+            record.update(outputs=out, samples=more, parsed=parse(out[0], **(record["metric_inputs"] or {})))
 
 
 def run_batch(model: ChatModel, items: list[WorkItem], options: RunOptions) -> list[dict[str, Any]]:
@@ -71,17 +87,7 @@ def run_batch(model: ChatModel, items: list[WorkItem], options: RunOptions) -> l
         convs.append(conv)
         ready_records.append(record)
     if ready:
-        try:
-            _generate(model, ready, convs, ready_records)
-        except GenerationError as err:
-            if len(ready) == 1:
-                ready_records[0]["error"] = _error("generation", err)
-            else:
-                for one, conv, record in zip(ready, convs, ready_records):
-                    try:
-                        _generate(model, [one], [conv], [record])
-                    except GenerationError as single:
-                        record["error"] = _error("generation", single)
+        _generate(model, ready, convs, ready_records)
     share = (time.perf_counter() - start) / len(items)
     for record in records:
         record["time_s"] = round(share, 6)

@@ -16,6 +16,7 @@ Media hand-off:
 """
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 from pathlib import Path
@@ -32,6 +33,8 @@ from .protocol import (
     ImagePart,
     TextPart,
     VideoPart,
+    check_seeds,
+    collect,
 )
 
 DTYPES = ("auto", "bfloat16", "float16", "float32")
@@ -109,10 +112,33 @@ class HFChatModel:
         self.accepts = frozenset(kind for kind, attribute in SUB_PROCESSORS.items()
                                  if getattr(self.processor, attribute, None) is not None)
 
-    def generate(self, conversations: list[Conversation], settings: GenerationSettings) -> list[list[str]]:
-        """`settings.n` texts per conversation. Sampling repeats each row n times within the batch."""
+    def generate(self, conversations: list[Conversation], settings: GenerationSettings,
+                 seeds: list[int] | None = None) -> list[list[str]]:
+        """`settings.n` texts per conversation. Sampling repeats each row n times within the batch.
+
+        Batched sampling draws every row's tokens from the one global torch RNG, so a row's samples would
+        depend on its batch neighbours. Hence, when sampling with `seeds`, conversations run one after
+        another, each after `torch.manual_seed(its seed)` with its n copies batched together: its outputs are
+        exactly those of `generate([conversation], replace(settings, seed=seed))`. Every conversation is
+        tried; failures raise GenerationError (lowest index) with `partial` set. Greedy decoding draws
+        nothing, so it stays batched whatever the seeds.
+        """
+        check_seeds(conversations, seeds)
+        if seeds is None or not settings.do_sample:
+            return self._generate(conversations, settings)
+        outcomes: list[list[str] | GenerationError] = []
+        for index, (conversation, seed) in enumerate(zip(conversations, seeds)):
+            try:
+                outcomes.extend(self._generate([conversation], dataclasses.replace(settings, seed=seed), index))
+            except GenerationError as err:
+                outcomes.append(err)
+        return collect(outcomes)
+
+    def _generate(self, conversations: list[Conversation], settings: GenerationSettings,
+                  first: int = 0) -> list[list[str]]:
+        """Batched generation from one `settings.seed`; errors name conversations as `first` + position."""
         copies = settings.n if settings.do_sample else 1
-        interleaved = [self._interleaves(conv, i) for i, conv in enumerate(conversations)]
+        interleaved = [self._interleaves(conv, first + i) for i, conv in enumerate(conversations)]
         if settings.seed is not None:
             torch.manual_seed(settings.seed)
         texts: dict[int, list[str]] = {i: [] for i in range(len(conversations))}
@@ -124,8 +150,9 @@ class HFChatModel:
                 try:
                     outputs = self._generate_batch([conversations[i] for i in chunk], settings, flag)
                 except Exception as err:
-                    raise GenerationError(f"{self.name}: generation failed for conversation(s) "
-                                          f"{sorted(set(chunk))}: {err}", index=chunk[0]) from err
+                    failed = sorted({first + i for i in chunk})
+                    raise GenerationError(f"{self.name}: generation failed for conversation(s) {failed}: {err}",
+                                          index=failed[0]) from err
                 for i, text in zip(chunk, outputs):
                     texts[i].append(text)
         return [texts[i] * settings.n if copies == 1 else texts[i] for i in range(len(conversations))]

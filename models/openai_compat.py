@@ -8,12 +8,13 @@ sent only in the Authorization header and masked in every error message.
 from __future__ import annotations
 
 import base64
+import dataclasses
 import hashlib
 import io
 import json
 import os
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Callable
 
 import httpx
@@ -28,6 +29,8 @@ from .protocol import (
     ImagePart,
     TextPart,
     VideoPart,
+    check_seeds,
+    collect,
 )
 
 VIDEO_MODES = ("frames", "vllm")
@@ -131,24 +134,22 @@ class OpenAIChatModel:
     def close(self) -> None:
         self._client.close()
 
-    def generate(self, conversations: list[Conversation], settings: GenerationSettings) -> list[list[str]]:
-        """`settings.n` texts per conversation; raises GenerationError (lowest failing index) once all finish."""
+    def generate(self, conversations: list[Conversation], settings: GenerationSettings,
+                 seeds: list[int] | None = None) -> list[list[str]]:
+        """`settings.n` texts per conversation, each request with its own seed when `seeds` is given;
+        raises GenerationError (lowest failing index, `partial` set) once all finish."""
+        check_seeds(conversations, seeds)
+        own = [settings] * len(conversations) if seeds is None else \
+            [dataclasses.replace(settings, seed=seed) for seed in seeds]
         with ThreadPoolExecutor(max_workers=self.concurrency) as pool:
-            futures = [pool.submit(self._complete, i, conv, settings) for i, conv in enumerate(conversations)]
-        results: list[list[str] | None] = []
-        first_error: GenerationError | None = None
-        for future in futures:
-            error = future.exception()
-            if error is None:
-                results.append(future.result())
-                continue
-            results.append(None)
-            first_error = first_error or (error if isinstance(error, GenerationError)
-                                          else GenerationError(self._mask(f"{self.name}: {error!r}")))
-        if first_error is not None:
-            first_error.partial = results
-            raise first_error
-        return results  # type: ignore[return-value]
+            futures = [pool.submit(self._complete, i, conv, own[i]) for i, conv in enumerate(conversations)]
+        return collect([self._outcome(future) for future in futures])
+
+    def _outcome(self, future: Future) -> list[str] | GenerationError:
+        error = future.exception()
+        if error is None:
+            return future.result()
+        return error if isinstance(error, GenerationError) else GenerationError(self._mask(f"{self.name}: {error!r}"))
 
     def request_body(self, conversation: Conversation, settings: GenerationSettings, n: int,
                      seed_offset: int = 0) -> dict[str, Any]:

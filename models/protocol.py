@@ -116,6 +116,28 @@ class ChatModel(Protocol):
     fingerprint: str
     accepts: frozenset[str]  # the media part kinds it takes: "image", "video", "audio"
 
-    def generate(self, conversations: list[Conversation], settings: GenerationSettings) -> list[list[str]]:
-        """Return `settings.n` outputs for each conversation, in input order."""
+    def generate(self, conversations: list[Conversation], settings: GenerationSettings,
+                 seeds: list[int] | None = None) -> list[list[str]]:
+        """Return `settings.n` outputs for each conversation, in input order.
+
+        `seeds`, when given, holds one seed per conversation that replaces `settings.seed` for it: each
+        conversation is sampled from its own seed, so its sampled outputs are those of a call with it alone
+        (`settings.seed=seed`), whatever else shares the call.
+        """
         ...
+
+
+def collect(outcomes: list[list[str] | GenerationError]) -> list[list[str]]:
+    """The outputs of a call whose conversations were each tried; else its first error, `partial` set."""
+    errors = [outcome for outcome in outcomes if isinstance(outcome, GenerationError)]
+    if errors:
+        errors[0].partial = [None if isinstance(outcome, GenerationError) else outcome for outcome in outcomes]
+        raise errors[0]
+    return outcomes  # type: ignore[return-value]
+
+
+def check_seeds(conversations: list[Conversation], seeds: list[int] | None) -> None:
+    """ValueError unless `seeds` is None or holds one seed per conversation."""
+    if seeds is not None and len(seeds) != len(conversations):
+        raise ValueError(f"generate: seeds must hold one seed per conversation; got {len(seeds)} seeds for "
+                         f"{len(conversations)} conversations")

@@ -85,6 +85,13 @@ def test_limit_then_more_resumes_without_repeating_or_losing(tiny_omni, data_dir
     assert "| cmm | all | 3 |" in capsys.readouterr().out
 
 
+def test_sampled_task_batched_gives_the_samples_of_batch_size_1(tiny_omni, data_dir, reference, tmp_path):
+    out = tmp_path / "run"
+    assert main(_argv(tiny_omni, data_dir, out, *TASKS, "--tasks", "cmm", "--batch-size", "3")) == 0
+    cmm = {key: record for key, record in _samples(reference).items() if key[0] == "cmm"}
+    assert _results(out).run.generated == 3 and _samples(out) == cmm
+
+
 def test_torn_last_line_is_redone_and_from_outputs_rescoring_matches(tiny_omni, data_dir, reference, tmp_path):
     out = tmp_path / "run"
     shutil.copytree(reference, out)

@@ -27,7 +27,7 @@ class ScriptedChatModelDouble:
         self.answer = answer
         self.calls = []
 
-    def generate(self, conversations, settings):
+    def generate(self, conversations, settings, seeds=None):
         self.calls.append((conversations, settings))
         return [[self.answer(conv[0].content[0].text)] * settings.n for conv in conversations]
 

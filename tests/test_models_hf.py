@@ -3,6 +3,7 @@
 Each test runs the real processor, chat template and `generate`; the checkpoints are random, so tests
 check structure (counts, determinism, batching, token counts), never the wording.
 """
+import dataclasses
 import math
 import os
 import shutil
@@ -112,6 +113,32 @@ def test_seeded_sampling_is_reproducible(loaded, kind):
     assert first == sample(7)
     assert first != sample(8)
     assert len(set(first[0])) > 1  # the n samples are drawn independently
+
+
+@pytest.mark.parametrize("kind", ["qwen2_5_omni", "qwen2_vl"])
+def test_per_conversation_seeds_give_the_outputs_of_one_call_per_conversation(loaded, kind):
+    model = loaded(kind)
+    conversations = [*_pair(kind), _conversation(kind, "Is there a dog?")]  # the first again, another seed
+    settings = GenerationSettings(max_new_tokens=8, temperature=1.5, n=3)
+    seeds = [3, 4, 5]
+    batched = model.generate(conversations, settings, seeds=seeds)
+    singles = [model.generate([conv], dataclasses.replace(settings, seed=seed))[0]
+               for conv, seed in zip(conversations, seeds)]
+    assert batched == singles and batched[0] != batched[2]
+    assert model.generate(conversations[::-1], settings, seeds=seeds[::-1]) == batched[::-1]
+    with pytest.raises(ValueError, match="one seed per conversation"):
+        model.generate(conversations, settings, seeds=seeds[:2])
+
+
+def test_seeded_call_tries_every_conversation_and_reports_partial_outputs(loaded):
+    model = loaded("qwen2_vl")
+    ok = _conversation("qwen2_vl", "Is there a dog?")
+    bad = [Message("user", [AudioPart(_tone(0.5), 16000), TextPart("Hear this?")])]
+    settings = GenerationSettings(max_new_tokens=4, temperature=1.0, n=2)
+    with pytest.raises(GenerationError, match=r"conversation\(s\) \[1\].*takes no audio") as info:
+        model.generate([ok, bad, ok], settings, seeds=[1, 2, 3])
+    alone = [model.generate([ok], dataclasses.replace(settings, seed=seed))[0] for seed in (1, 3)]
+    assert info.value.index == 1 and info.value.partial == [alone[0], None, alone[1]]
 
 
 def _count(inputs, token_id: int) -> int:

@@ -113,8 +113,9 @@ def test_vllm_video_mode_sends_jpeg_frames_with_fps():
     assert body["media_io_kwargs"] == {"video": {"fps": 4.0, "num_frames": 5}}
 
 
-def test_outputs_follow_input_order_under_concurrency():
-    active, peak, lock = [0], [0], threading.Lock()
+def _slow_reply(texts, peak):
+    """A 50 ms reply with the choices `texts(question, body)`; records the most requests in flight in peak[0]."""
+    active, lock = [0], threading.Lock()
 
     def reply(body):
         with lock:
@@ -123,9 +124,14 @@ def test_outputs_follow_input_order_under_concurrency():
         time.sleep(0.05)
         with lock:
             active[0] -= 1
-        question = body["messages"][0]["content"][0]["text"]
-        return 200, _completion([f"answer to {question}"] * body["n"])
+        return 200, _completion(texts(body["messages"][0]["content"][0]["text"], body))
 
+    return reply
+
+
+def test_outputs_follow_input_order_under_concurrency():
+    peak = [0]
+    reply = _slow_reply(lambda question, body: [f"answer to {question}"] * body["n"], peak)
     model = _model(FakeServer(reply=reply), concurrency=3)
     questions = [f"q{i}" for i in range(9)]
     out = model.generate([_ask(q) for q in questions], GenerationSettings())
@@ -138,6 +144,22 @@ def test_missing_samples_are_requested_again_when_server_ignores_n():
     out = _model(server).generate([_ask()], GenerationSettings(temperature=1.0, n=3, seed=10))
     assert out == [["s3", "s2", "s1"]]
     assert [(body["n"], body["seed"]) for _, body in server.requests] == [(3, 10), (2, 11), (1, 12)]
+
+
+def test_per_conversation_seeds_are_sent_concurrently_and_each_tops_up_from_its_own_seed():
+    peak = [0]
+    # A server that ignores n: one choice per request.
+    server = FakeServer(reply=_slow_reply(lambda question, body: [f"{question}@{body['seed']}"], peak))
+    model = _model(server, concurrency=4)
+    questions, seeds = ["q0", "q1", "q2", "q3"], [100, 200, 300, 400]
+    out = model.generate([_ask(q) for q in questions], GenerationSettings(temperature=0.7, n=2, seed=5), seeds=seeds)
+    assert out == [[f"{q}@{s}", f"{q}@{s + 1}"] for q, s in zip(questions, seeds)]
+    sent = sorted((body["messages"][0]["content"][0]["text"], body["seed"], body["n"]) for _, body in server.requests)
+    assert sent == sorted([(q, s, 2) for q, s in zip(questions, seeds)]
+                         + [(q, s + 1, 1) for q, s in zip(questions, seeds)])
+    assert 1 < peak[0] <= 4
+    with pytest.raises(ValueError, match="2 seeds for 4 conversations"):
+        model.generate([_ask(q) for q in questions], GenerationSettings(), seeds=seeds[:2])
 
 
 def test_retries_429_5xx_and_timeouts_with_exponential_backoff():

@@ -44,7 +44,7 @@ class ChatModelTestDouble:
     def __init__(self, model: str):
         self.cmm_answers = itertools.cycle(CMM_SCRIPT)
 
-    def generate(self, conversations, settings):
+    def generate(self, conversations, settings, seeds=None):
         outputs = []
         for conversation in conversations:
             text = " ".join(p.text for m in conversation for p in m.content if isinstance(p, TextPart))
