@@ -116,7 +116,10 @@ def test_auroc_is_none_with_one_class():
         (dict(self_judgments=[["x"]] * 2, perturbed_judgments=[["x"]] * 2, labels=[True]), r"`labels` has 1 items"),
         (dict(self_judgments=[["x"]] * 2, perturbed_judgments=[["x"]] * 2, labels=[True, "no"]), r"`labels\[1\]`"),
         (dict(self_judgments=[["x"]], perturbed_judgments=[["x"]], unparseable="ignore"), r"`unparseable`"),
-        (dict(self_judgments=[["x"]], perturbed_judgments=[["x"], ["y"]]), r"self_judgments \(1\) and perturbed"),
+        (dict(self_judgments=[["x"]], perturbed_judgments=[["x"], ["y"]]),
+         r"`perturbed_judgments` has 2 items but `self_judgments` has 1; the first index without a partner is 1"),
+        (dict(self_judgments=[["Guess: Yes"], ["Guess: No"]], perturbed_judgments=[["x"], []]),
+         r"`perturbed_judgments\[1\]` holds no"),
     ],
 )
 def test_bad_input_names_the_argument(sac3, kwargs, message):

@@ -205,6 +205,12 @@ class Sac3(evaluate.Metric):
             reference_urls=["https://arxiv.org/abs/2311.01740"],
         )
 
+    def add_batch(self, *, self_judgments=None, perturbed_judgments=None, **kwargs):
+        """Checks the two columns pair up (naming the first unpaired index) before evaluate stores them."""
+        _check_items("self_judgments", self_judgments, None)
+        _check_items("perturbed_judgments", perturbed_judgments, len(self_judgments))
+        super().add_batch(self_judgments=self_judgments, perturbed_judgments=perturbed_judgments, **kwargs)
+
     def _compute(
         self,
         self_judgments,
