@@ -1,34 +1,21 @@
 """NLI judge on a tiny random BERT classifier with a tiny word-piece vocabulary, built offline."""
 import pytest
 import torch
-from transformers import BertConfig, BertForSequenceClassification, BertTokenizer
+from nli_support import make_tiny_nli, tiny_classifier, tiny_tokenizer
 
 from hallubench.judges.nli import NLIJudge
 
-VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *"the a cat dog sat on mat is red blue paris in france big .".split()]
 PAIRS = [("the cat sat on the mat .", "a dog is red ."), ("paris is in france .", "paris is big ."), ("a cat .", "the mat is blue .")]
-
-
-def _tiny_classifier(id2label: dict[int, str]) -> BertForSequenceClassification:
-    torch.manual_seed(0)
-    config = BertConfig(
-        vocab_size=len(VOCAB), hidden_size=16, num_hidden_layers=1, num_attention_heads=2, intermediate_size=32,
-        max_position_embeddings=64, id2label=id2label, label2id={v: k for k, v in id2label.items()},
-    )
-    return BertForSequenceClassification(config).eval()
 
 
 @pytest.fixture(scope="module")
 def tokenizer():
-    return BertTokenizer(vocab={w: i for i, w in enumerate(VOCAB)})
+    return tiny_tokenizer()
 
 
 @pytest.fixture(scope="module")
-def checkpoint(tmp_path_factory, tokenizer):
-    folder = tmp_path_factory.mktemp("tiny-mnli")
-    _tiny_classifier({0: "entailment", 1: "neutral", 2: "contradiction"}).save_pretrained(folder)
-    tokenizer.save_pretrained(folder)
-    return folder
+def checkpoint(tmp_path_factory):
+    return make_tiny_nli(tmp_path_factory.mktemp("tiny-mnli"))
 
 
 def _logits(model, tokenizer, pairs):
@@ -49,9 +36,9 @@ def test_scores_are_contradiction_normalised_over_entailment(checkpoint, tokeniz
 
 
 def test_label_index_comes_from_config_names_case_insensitively(tokenizer):
-    plain = NLIJudge(_tiny_classifier({0: "entailment", 1: "neutral", 2: "contradiction"}), tokenizer)
+    plain = NLIJudge(tiny_classifier({0: "entailment", 1: "neutral", 2: "contradiction"}), tokenizer)
     # Same weights, label names swapped (and upper-cased): the score must follow the names.
-    swapped = NLIJudge(_tiny_classifier({0: "CONTRADICTION", 1: "Neutral", 2: "Entailment"}), tokenizer)
+    swapped = NLIJudge(tiny_classifier({0: "CONTRADICTION", 1: "Neutral", 2: "Entailment"}), tokenizer)
     assert (swapped.contradiction_index, swapped.entailment_index) == (0, 2)
     a, b = plain.score_batch(PAIRS), swapped.score_batch(PAIRS)
     assert [x + y for x, y in zip(a, b)] == pytest.approx([1.0] * len(PAIRS), abs=1e-6)
@@ -59,7 +46,7 @@ def test_label_index_comes_from_config_names_case_insensitively(tokenizer):
 
 
 def test_model_without_contradiction_label_is_refused(tokenizer):
-    model = _tiny_classifier({0: "LABEL_0", 1: "LABEL_1"})
+    model = tiny_classifier({0: "LABEL_0", 1: "LABEL_1"})
     with pytest.raises(ValueError, match="no 'contradiction' label"):
         NLIJudge(model, tokenizer, name="tiny")
     judge = NLIJudge(model, tokenizer, contradiction="label_1", entailment="LABEL_0")

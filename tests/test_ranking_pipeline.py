@@ -193,3 +193,26 @@ def test_push_to_hub_uploads_the_ranking_folder(setup, runs, monkeypatch, tmp_pa
     assert "### avhallubench_visual" in commit["files"]["README.md"].decode()
     sent = [r for r in double.requests if TOKEN in str(r.url) + r.content.decode("utf-8", "replace")]
     assert not sent and all(r.headers["authorization"] == f"Bearer {TOKEN}" for r in double.requests)
+
+
+def test_rank_with_the_nli_judge(setup, runs, tmp_path, capsys):
+    from nli_support import make_tiny_nli
+
+    root = setup[0]
+    checkpoint = make_tiny_nli(tmp_path / "tiny-mnli")
+    names = ("omni-a", "omni-b", "omni-c")
+    argv = ["rank", *[str(root / "out" / "runs" / n) for n in names], "--output-dir", str(tmp_path / "ranking"),
+            "--cache", str(tmp_path / "nli.sqlite"), "--judge", "nli", "--judge-args", f"pretrained={checkpoint}"]
+    assert main(argv) == 0
+    result = json.loads((tmp_path / "ranking" / "crosscheck.json").read_text())
+    assert result["judge"]["judge_id"].startswith(f"nli:{checkpoint}")
+    # Without --refcheck: every target sentence against every model's samples, each unique pair judged once.
+    references = {rec["reference"] for n in names for by_id in _records(root / "out" / "runs" / n).values()
+                  for rec in by_id.values()}
+    expected = {pair for pair in judged_pairs(root / "out", list(names)) if pair[1] not in references}
+    assert result["judge"]["counters"]["calls"] == len(expected)
+    for board in BOARDS:
+        scores = result["boards"][board]["scores"]
+        assert set(scores) == set(names) and all(0.0 <= s <= 1.0 for s in scores.values())
+    assert main(argv) == 0  # the same ranking again: everything comes from the cache
+    assert json.loads((tmp_path / "ranking" / "crosscheck.json").read_text())["judge"]["counters"]["calls"] == 0
