@@ -64,8 +64,12 @@ def _load_model(path: str, config: Any, revision: str | None, dtype: Any, device
                      f"supported: {', '.join(SUPPORTED_TYPES)}")
 
 
+WEIGHT_SAMPLE_BYTES = 1 << 20
+
+
 def _weights_id(path: str, config: Any) -> str | None:
-    """Commit hash of a Hub snapshot, else a digest of a local folder's configs and weight file sizes."""
+    """Commit hash of a Hub snapshot, else a digest of a local folder's configs and weight files (size, first
+    and last MiB: retraining in place changes them; reading whole multi-GB files at every start would not pay)."""
     commit = getattr(config, "_commit_hash", None)
     if commit:
         return commit
@@ -76,7 +80,12 @@ def _weights_id(path: str, config: Any) -> str | None:
     if (folder / "generation_config.json").is_file():  # decoding defaults such as repetition_penalty
         digest.update((folder / "generation_config.json").read_bytes())
     for weights in sorted(folder.glob("*.safetensors")) + sorted(folder.glob("*.bin")):
-        digest.update(f"{weights.name}:{weights.stat().st_size}".encode())
+        size = weights.stat().st_size
+        digest.update(f"{weights.name}:{size}".encode())
+        with weights.open("rb") as handle:
+            digest.update(handle.read(WEIGHT_SAMPLE_BYTES))
+            handle.seek(max(size - WEIGHT_SAMPLE_BYTES, 0))
+            digest.update(handle.read(WEIGHT_SAMPLE_BYTES))
     return digest.hexdigest()[:16]
 
 

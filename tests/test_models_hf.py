@@ -218,6 +218,16 @@ def test_fingerprint_follows_the_checkpoint_generation_config(tiny_dirs, tmp_pat
     assert HFChatModel(str(copy), dtype="float32").fingerprint != before
 
 
+def test_fingerprint_follows_weights_retrained_in_place(tmp_path):
+    first = make_tiny_model("qwen2_audio", tmp_path / "a", seed=1)
+    before = HFChatModel(str(first), dtype="float32").fingerprint
+    retrained = make_tiny_model("qwen2_audio", tmp_path / "b", seed=2)
+    for weights in retrained.glob("*.safetensors"):  # same names and sizes, other values
+        assert weights.stat().st_size == (first / weights.name).stat().st_size
+        shutil.copyfile(weights, first / weights.name)
+    assert HFChatModel(str(first), dtype="float32").fingerprint != before
+
+
 def test_unsupported_model_type_names_the_choices(tmp_path):
     from transformers import GPT2Config
 
