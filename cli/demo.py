@@ -69,7 +69,8 @@ def evaluate_tiny_model(data_dir: Path, out: Path, limit: int | None) -> None:
                          gen_kwargs={"max_new_tokens": 24})
     results = run(options)
     print(table(results))
-    print(f"\n(run folder: {options.output_dir}; rerun to resume, `hallubench run --from-outputs` to re-score)")
+    print(f"\n(run folder: {options.output_dir}, chart results.png; rerun to resume, "
+          "`hallubench run --from-outputs` to re-score)")
 
 
 def rank_tiny_models(data_dir: Path, out: Path, limit: int | None) -> None:

@@ -23,6 +23,7 @@ from hallubench.harness.environment import environment
 from hallubench.harness.generate import run_batch
 from hallubench.harness.media import check_model_accepts, check_modality
 from hallubench.harness.options import ConfigError, RunOptions
+from hallubench.harness.plot import PLOT, plot_results
 from hallubench.harness.plan import WorkItem, plan
 from hallubench.harness.results_schema import ModelInfo, Results, RunInfo
 from hallubench.harness.scoring import score_task
@@ -89,11 +90,12 @@ def superseded(contents: store.StoreContents, items: list[WorkItem]) -> list[str
 
 
 def write_results(results: Results, out_dir: Path) -> Path:
-    """results.json written atomically."""
+    """results.json written atomically, then its chart (results.png) beside it."""
     out_dir.mkdir(parents=True, exist_ok=True)
     tmp = out_dir / (RESULTS + ".tmp")
     tmp.write_text(json.dumps(results.to_dict(), indent=2, ensure_ascii=False) + "\n")
     os.replace(tmp, out_dir / RESULTS)
+    plot_results(results, out_dir / PLOT)
     return out_dir / RESULTS
 
 

@@ -64,6 +64,7 @@ def reference(tiny_omni, data_dir, tmp_path_factory):
 def test_reference_run_logs_prompts_media_outputs_and_samples(reference):
     samples, results = _samples(reference), _results(reference)
     assert len(samples) == 6 and results.run.generated == 6
+    assert (reference / "results.png").read_bytes().startswith(b"\x89PNG")
     cmm = samples[("cmm", "cmm-0000")]
     assert cmm["prompt"].endswith(" Answer with yes or no.") and len(cmm["media"]["video"]["indices"]) == 4
     assert cmm["generation"]["temperature"] == 0.2 and cmm["generation"]["max_new_tokens"] == 6

@@ -1,0 +1,50 @@
+"""results.png: per scored task, its fraction-valued metrics (and the share of unparsed answers) for the
+whole task and each group, side by side, so a model's profile across e.g. CMM's sub-categories is seen
+at a glance."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from hallubench.harness.results_schema import GroupResult, Results
+
+PLOT = "results.png"
+
+
+def _fractions(result: GroupResult) -> dict[str, float]:
+    """The metrics with a value in [0, 1], plus the unparsed share of the selected samples."""
+    values = {name: float(v) for name, v in result.metrics.items()
+              if isinstance(v, (int, float)) and not isinstance(v, bool) and 0.0 <= v <= 1.0}
+    if result.n_selected:
+        values["unparsed share"] = result.n_unparsed / result.n_selected
+    return values
+
+
+def plot_results(results: Results, path: Path) -> Path | None:
+    """Write the chart to `path`; None (nothing written) when no task has a metric of its own."""
+    tasks = {name: task for name, task in sorted(results.tasks.items()) if task.metric is not None}
+    if not tasks:
+        return None
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(len(tasks), 1, figsize=(11, 3.2 * len(tasks)), squeeze=False)
+    for ax, (name, task) in zip(axes[:, 0], tasks.items()):
+        groups = {"all": task, **task.groups}
+        values = {group: _fractions(result) for group, result in groups.items()}
+        metrics = list(dict.fromkeys(m for v in values.values() for m in v))
+        width = 0.8 / max(len(metrics), 1)
+        for i, metric in enumerate(metrics):
+            xs = [g + (i - (len(metrics) - 1) / 2) * width for g in range(len(groups))]
+            ax.bar(xs, [values[group].get(metric, 0.0) for group in groups], width, label=metric)
+        ax.set_xticks(range(len(groups)), [f"{g} (n={r.n_selected})" for g, r in groups.items()], fontsize=8,
+                      rotation=15, ha="right")
+        ax.set_ylim(0, 1.18)  # headroom for the legend
+        ax.set_yticks([0, 0.25, 0.5, 0.75, 1.0])
+        ax.set_title(f"{name} ({task.metric})")
+        ax.legend(fontsize=7, ncol=len(metrics), loc="upper center")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
