@@ -76,8 +76,8 @@ def model_label(results: Results) -> str:
     return str(args.get("pretrained") or args.get("model") or results.model.name or "unknown model")
 
 
-def dataset_card(results: Results, repo_id: str, sample_tasks: list[str]) -> str:
-    """The full README.md text."""
+def dataset_card(results: Results, repo_id: str, sample_tasks: list[str], chart: bool = False) -> str:
+    """The full README.md text; `chart`: the repo also holds results.png, shown under the table."""
     env = results.environment
     version = env.packages.get("hallubench", "unknown")
     header = yaml.safe_dump(card_metadata(results, sample_tasks), sort_keys=False, allow_unicode=True)
@@ -87,6 +87,7 @@ def dataset_card(results: Results, repo_id: str, sample_tasks: list[str]) -> str
                  "`hallubench build` output.\n" if results.run.options.get("data_dir") else "")
     load = (f'```python\nfrom datasets import load_dataset\n\nsamples = load_dataset("{repo_id}", '
             f'"{sorted(sample_tasks)[0]}")\n```\n' if sample_tasks else "")
+    chart_line = "\n![metrics per task and group](results.png)\n" if chart else ""
     return f"""---
 {header}---
 
@@ -105,7 +106,7 @@ as wrong, never mapped to an answer) and `errors` the samples that failed (media
 left out of the score. Group breakdowns and non-scalar metric outputs are in `results.json`.
 
 {results_table(results)}
-
+{chart_line}
 ## Files
 
 - `results.json`: the run's results (hallubench results schema version {results.version}).

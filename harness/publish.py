@@ -29,6 +29,7 @@ from huggingface_hub import CommitOperationAdd, HfApi, get_token
 from hallubench.harness import store
 from hallubench.harness.dataset_card import dataset_card, model_label, samples_path
 from hallubench.harness.eval_results import eval_result_files, hub_model_id
+from hallubench.harness.plot import PLOT
 from hallubench.harness.results_schema import Results
 
 RESULTS = "results.json"
@@ -140,8 +141,12 @@ def publish_run(run_dir: Path, repo_id: str, *, token: str | None = None, privat
     """
     results, raw_results, records = read_run(run_dir)
     tables = samples_parquet(records)
-    files = {RESULTS: raw_results, "README.md": dataset_card(results, repo_id, list(tables)).encode()}
+    chart = Path(run_dir) / PLOT
+    files = {RESULTS: raw_results,
+             "README.md": dataset_card(results, repo_id, list(tables), chart=chart.is_file()).encode()}
     files.update({samples_path(task): data for task, data in tables.items()})
+    if chart.is_file():
+        files[PLOT] = chart.read_bytes()
     token = resolve_token(token)
     api = HfApi(endpoint=endpoint, token=token, library_name="hallubench")
     with hub_errors(f"publishing {run_dir} to dataset repo {repo_id}", token):

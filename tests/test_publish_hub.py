@@ -183,8 +183,10 @@ def test_publish_sends_results_samples_card_and_eval_results(run_dir, hub, monke
     dataset, model = hub.commits
     assert (dataset["repo"], dataset["kind"], dataset["create_pr"]) == (REPO, "dataset", False)
     files = dataset["files"]
-    assert set(files) == {"results.json", "README.md", "samples/cmm.parquet", "samples/mhalubench.parquet"}
+    assert set(files) == {"results.json", "README.md", "results.png", "samples/cmm.parquet",
+                          "samples/mhalubench.parquet"}
     assert files["results.json"] == (run_dir / "results.json").read_bytes()
+    assert files["results.png"] == (run_dir / "results.png").read_bytes()
 
     records, _ = store.read_jsonl(run_dir / "samples.jsonl")
     for task in ("cmm", "mhalubench"):
@@ -211,6 +213,7 @@ def test_publish_sends_results_samples_card_and_eval_results(run_dir, hub, monke
     for name, value in metrics.items():
         assert f"| cmm | {name} | {value:.4f} | 4 | 1 | 1 |" in card
     assert "| mhalubench | - | scored by crosscheck" in card
+    assert "![metrics per task and group](results.png)" in card
     assert f"`{MODEL}`" in card and results.environment.git_hash in card
     assert f"hallubench {results.environment.packages['hallubench']}" in card
     assert "hallubench run --model test_double --model-args pretrained=org/some-model --tasks cmm,mhalubench" in card
