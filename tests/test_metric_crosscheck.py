@@ -296,3 +296,12 @@ def test_readme_examples_run():
 
 def test_module_file_stands_alone():
     assert_standalone("crosscheck")
+
+
+def test_requested_evidence_a_system_lacks_is_reported(crosscheck, judged):
+    complete = crosscheck.compute(**records(judged), evidence_models=["a", "b"], include_self=False)
+    assert complete["missing_evidence"] == {}  # a system's own samples, left out on purpose, are not "missing"
+    lacking = crosscheck.compute(**records(judged, keep=lambda s, e: not (s == "a" and e == "b")),
+                                 evidence_models=["a", "b", "c"], weighting="uniform")
+    assert lacking["missing_evidence"] == {"a": ["b"]}
+    assert sorted(lacking["eta"]["a"]) == ["a", "c"]

@@ -75,6 +75,7 @@ Returns:
         "query" weighting eta comes from each model's score on the document instead, so these are for reference only.
     document_scores (`dict`): per system, per document, the mean sentence score of the passage.
     sentence_scores (`dict`): per system, per document, the sentence scores.
+    missing_evidence (`dict`): per system, the `evidence_models` its records do not have (checked without them).
 
 Examples:
 
@@ -324,7 +325,7 @@ def aggregate(
                 f"`evidence_models` names {unknown}, which no record has as evidence; the records hold {sorted(known)}."
             )
     selfcheck, selfcheck_doc = _selfcheck(table, selfcheck_scores)
-    results = {"scores": {}, "eta": {}, "document_scores": {}, "sentence_scores": {}}
+    results = {"scores": {}, "eta": {}, "document_scores": {}, "sentence_scores": {}, "missing_evidence": {}}
     used_selfcheck = {}
     for system, passages in table.items():
         system_sentences, results["document_scores"][system], results["sentence_scores"][system] = [], {}, {}
@@ -350,6 +351,10 @@ def aggregate(
             results["sentence_scores"][system][document] = sentence_scores.tolist()
             results["document_scores"][system][document] = float(sentence_scores.mean())
             system_eta[document] = document_eta
+        if evidence_models is not None:
+            missing = set(evidence_models) - expected_sources - (set() if include_self else {system})
+            if missing:
+                results["missing_evidence"][system] = sorted(missing)
         results["scores"][system] = float(np.concatenate(system_sentences).mean())
         results["eta"][system] = system_eta if weighting == "query" else next(iter(system_eta.values()))
         if weighting != "uniform":
