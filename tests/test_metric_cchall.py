@@ -2,10 +2,8 @@
 import random
 
 import pytest
-from metric_doctests import assert_examples_pass, assert_standalone, readme_examples
 from sklearn.metrics import accuracy_score, confusion_matrix, f1_score, precision_recall_fscore_support
 
-from hallubench.metrics.cchall import cchall as module
 from hallubench.metrics.cchall.cchall import LABELS, CCHall, canonical_label, parse_cchall
 
 NH, CM, CL, BOTH = LABELS
@@ -143,15 +141,3 @@ def test_unparsed_lowers_recall_not_precision(cchall):
 def test_bad_input_names_argument_and_index(cchall, kwargs, message):
     with pytest.raises(ValueError, match=message):
         cchall.compute(**kwargs)
-
-
-def test_docstring_examples_run():
-    assert_examples_pass(module._KWARGS_DESCRIPTION, "cchall docstring")
-
-
-def test_readme_examples_run():
-    assert_examples_pass(readme_examples("cchall"), "cchall README")
-
-
-def test_module_file_stands_alone():
-    assert_standalone("cchall")

@@ -7,7 +7,7 @@ import pytest
 from scipy.stats import pearsonr, spearmanr
 
 from hallubench.metrics.crosscheck import crosscheck as crosscheck_module
-from metric_doctests import METRICS, assert_examples_pass, assert_standalone, readme_examples
+from metric_doctests import METRICS
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -286,16 +286,7 @@ def test_unknown_config_is_refused():
         evaluate.load(str(METRICS / "crosscheck"), "sentences")
 
 
-def test_docstring_examples_run():
-    assert_examples_pass(crosscheck_module._KWARGS_DESCRIPTION, "crosscheck docstring")
 
-
-def test_readme_examples_run():
-    assert_examples_pass(readme_examples("crosscheck"), "crosscheck README")
-
-
-def test_module_file_stands_alone():
-    assert_standalone("crosscheck")
 
 
 def test_requested_evidence_a_system_lacks_is_reported(crosscheck, judged):

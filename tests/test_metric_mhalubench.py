@@ -3,10 +3,8 @@ import json
 import random
 
 import pytest
-from metric_doctests import assert_examples_pass, assert_standalone, readme_examples
 from sklearn.metrics import accuracy_score, f1_score, precision_recall_fscore_support
 
-from hallubench.metrics.mhalubench import mhalubench as module
 from hallubench.metrics.mhalubench.mhalubench import LABELS, MHaluBench, segment_label
 
 H, N = LABELS
@@ -99,15 +97,3 @@ def test_segment_label(claims, expected):
 def test_bad_input_names_argument_and_index(mhalubench, kwargs, message):
     with pytest.raises(ValueError, match=message):
         mhalubench.compute(**kwargs)
-
-
-def test_docstring_examples_run():
-    assert_examples_pass(module._KWARGS_DESCRIPTION, "mhalubench docstring")
-
-
-def test_readme_examples_run():
-    assert_examples_pass(readme_examples("mhalubench"), "mhalubench README")
-
-
-def test_module_file_stands_alone():
-    assert_standalone("mhalubench")

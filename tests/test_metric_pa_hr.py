@@ -3,10 +3,8 @@ import json
 import random
 
 import pytest
-from metric_doctests import assert_examples_pass, assert_standalone, readme_examples
 from sklearn.metrics import accuracy_score, recall_score
 
-from hallubench.metrics.pa_hr import pa_hr as module
 from hallubench.metrics.pa_hr.pa_hr import PaHr, parse_official, parse_yes_no
 
 SUB_CATEGORIES = ["visual-language", "audio-language", "overrely_visual_ignore_audio"]
@@ -157,15 +155,3 @@ def test_group_breakdown_and_missing_class(pa_hr):
 def test_bad_input_names_argument_and_index(pa_hr, kwargs, message):
     with pytest.raises(ValueError, match=message):
         pa_hr.compute(**kwargs)
-
-
-def test_docstring_examples_run():
-    assert_examples_pass(module._KWARGS_DESCRIPTION, "pa_hr docstring")
-
-
-def test_readme_examples_run():
-    assert_examples_pass(readme_examples("pa_hr"), "pa_hr README")
-
-
-def test_module_file_stands_alone():
-    assert_standalone("pa_hr")

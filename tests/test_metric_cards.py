@@ -1,0 +1,28 @@
+"""Every metric under metrics/ (found there, so a new one is covered at once): its docstring and card
+examples run, and its module file imports nothing from hallubench (evaluate copies it alone)."""
+import importlib
+
+import pytest
+from metric_doctests import METRICS, assert_examples_pass, assert_standalone, readme_examples
+
+NAMES = sorted(p.parent.name for p in METRICS.glob("*/*.py") if p.stem == p.parent.name)
+
+
+def test_the_five_metrics_are_found():
+    assert NAMES == ["cchall", "crosscheck", "mhalubench", "pa_hr", "sac3"]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_docstring_examples_run(name):
+    module = importlib.import_module(f"hallubench.metrics.{name}.{name}")
+    assert_examples_pass(module._KWARGS_DESCRIPTION, f"{name} docstring")
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_readme_examples_run(name):
+    assert_examples_pass(readme_examples(name), f"{name} README")
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_module_file_stands_alone(name):
+    assert_standalone(name)
