@@ -29,7 +29,8 @@ from pathlib import Path
 from typing import Any
 
 from hallubench.cli.rank import RANK_OPTIONS, add_rank_arguments, finish, rank_options
-from hallubench.harness.options import MODALITIES, ConfigError, parse_gen_kwargs, parse_kv, read_yaml_options
+from hallubench.cli.run import add_generation_arguments
+from hallubench.harness.options import ConfigError, parse_gen_kwargs, parse_kv, read_yaml_options
 
 S = argparse.SUPPRESS
 RUN_OPTIONS = ("seed", "batch_size", "gen_kwargs", "modality", "num_frames", "fps", "max_frames")
@@ -48,18 +49,7 @@ def register(subparsers) -> None:
     p.add_argument("--tasks", help="comma-separated cross-checkable tasks, e.g. avhallubench_visual,avhallubench_audio")
     p.add_argument("--output-dir", "--output_dir", dest="output_dir", type=Path,
                    help="folder for runs/<model> and ranking/ (default runs/crosscheck)")
-    p.add_argument("--data-dir", "--data_dir", dest="data_dir", type=Path,
-                   help="built datasets (default: the mini benchmarks)")
-    p.add_argument("--limit", type=int, help="first N items of each task")
-    p.add_argument("--num-samples", "--num_samples", dest="num_samples", type=int,
-                   help="stochastic passages per item and model (default: the task's, 10 for video and image)")
-    p.add_argument("--seed", type=int, help="run seed")
-    p.add_argument("--batch-size", "--batch_size", dest="batch_size", type=int, help="greedy batch size")
-    p.add_argument("--gen-kwargs", "--gen_kwargs", dest="gen_kwargs", help='e.g. "max_new_tokens=128"')
-    p.add_argument("--modality", choices=MODALITIES, help="what media the models get (default audio-visual)")
-    p.add_argument("--num-frames", "--num_frames", dest="num_frames", type=int, help="frames per video")
-    p.add_argument("--fps", type=float, help="sample frames at this rate instead")
-    p.add_argument("--max-frames", "--max_frames", dest="max_frames", type=int, help="frame cap with --fps")
+    add_generation_arguments(p)
     add_rank_arguments(p)
     p.set_defaults(func=handle)
 

@@ -29,15 +29,8 @@ from hallubench.harness.options import (MODALITIES, ConfigError, RunOptions, par
 S = argparse.SUPPRESS
 
 
-def register(subparsers) -> None:
-    p = subparsers.add_parser("run", help="evaluate a model on benchmark tasks", description=__doc__,
-                              formatter_class=argparse.RawDescriptionHelpFormatter, argument_default=S)
-    p.add_argument("--config", type=Path, help="YAML file whose keys are these options")
-    p.add_argument("--model", help="model adapter: hf or openai")
-    p.add_argument("--model-args", "--model_args", dest="model_args",
-                   help='adapter arguments "pretrained=PATH,dtype=float32" (pretrained = the checkpoint)')
-    p.add_argument("--tasks", help=f"comma-separated task names: {', '.join(task_names())}")
-    p.add_argument("--output-dir", "--output_dir", dest="output_dir", type=Path, help="run folder (default runs/latest)")
+def add_generation_arguments(p: argparse.ArgumentParser) -> None:
+    """The data, generation and media flags every command that generates through the harness takes."""
     p.add_argument("--data-dir", "--data_dir", dest="data_dir", type=Path,
                    help="folder of built datasets (default: the mini benchmarks, built once into a cache)")
     p.add_argument("--limit", type=int, help="first N samples of each task")
@@ -48,11 +41,24 @@ def register(subparsers) -> None:
     p.add_argument("--gen-kwargs", "--gen_kwargs", dest="gen_kwargs",
                    help='override generation settings, e.g. "temperature=0.2,top_p=0.9,max_new_tokens=64"')
     p.add_argument("--num-samples", "--num_samples", dest="num_samples", type=int,
-                   help="stochastic samples per item for tasks that cross-check (0: none)")
+                   help="stochastic samples per item for tasks that cross-check (default: the task's, 10 for "
+                        "video and image; 0: none)")
     p.add_argument("--modality", choices=MODALITIES, help="what media the model gets (default audio-visual)")
     p.add_argument("--num-frames", "--num_frames", dest="num_frames", type=int, help="frames per video, uniform")
     p.add_argument("--fps", type=float, help="sample frames at this rate instead (capped by --max-frames)")
     p.add_argument("--max-frames", "--max_frames", dest="max_frames", type=int, help="frame cap with --fps")
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser("run", help="evaluate a model on benchmark tasks", description=__doc__,
+                              formatter_class=argparse.RawDescriptionHelpFormatter, argument_default=S)
+    p.add_argument("--config", type=Path, help="YAML file whose keys are these options")
+    p.add_argument("--model", help="model adapter: hf or openai")
+    p.add_argument("--model-args", "--model_args", dest="model_args",
+                   help='adapter arguments "pretrained=PATH,dtype=float32" (pretrained = the checkpoint)')
+    p.add_argument("--tasks", help=f"comma-separated task names: {', '.join(task_names())}")
+    p.add_argument("--output-dir", "--output_dir", dest="output_dir", type=Path, help="run folder (default runs/latest)")
+    add_generation_arguments(p)
     p.add_argument("--from-outputs", "--from_outputs", dest="from_outputs", type=Path,
                    help="re-score this run folder's saved outputs without loading the model")
     p.add_argument("--push-to-hub", "--push_to_hub", dest="push_to_hub", metavar="REPO_ID",
