@@ -53,3 +53,38 @@ def test_console_script_is_declared(wheel, wheel_files):
     config = configparser.ConfigParser()
     config.read_string(wheel.read(entry_points).decode())
     assert config["console_scripts"]["hallubench"] == "hallubench.cli.main:main"
+
+
+def _requirements(wheel, wheel_files) -> list:
+    from packaging.requirements import Requirement
+
+    metadata = next(name for name in wheel_files if name.endswith("dist-info/METADATA"))
+    lines = wheel.read(metadata).decode().splitlines()
+    return [Requirement(line.split(":", 1)[1].strip()) for line in lines if line.startswith("Requires-Dist:")]
+
+
+def _constraints() -> dict[str, str]:
+    from packaging.utils import canonicalize_name
+
+    pins = {}
+    for line in (ROOT / "constraints.txt").read_text().splitlines():
+        line = line.split("#")[0].strip()
+        if line:
+            name, version = line.split("==")
+            pins[canonicalize_name(name)] = version
+    return pins
+
+
+def test_requirements_are_ranges_and_the_tested_pins_satisfy_them(wheel, wheel_files):
+    """install_requires never pins exactly (hallubench must install beside vLLM or another transformers),
+    and constraints.txt, which install.sh and CI use, pins every requirement inside its declared range."""
+    from packaging.utils import canonicalize_name
+
+    pins = _constraints()
+    requirements = _requirements(wheel, wheel_files)
+    assert requirements
+    for req in requirements:
+        assert not any(spec.operator in ("==", "===") for spec in req.specifier), f"{req} is an exact pin"
+        name = canonicalize_name(req.name)
+        assert name in pins, f"{req.name} has no tested version in constraints.txt"
+        assert req.specifier.contains(pins[name], prereleases=True), f"constraints.txt {name}=={pins[name]} is outside {req}"
