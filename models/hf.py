@@ -19,6 +19,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
@@ -219,8 +220,7 @@ class HFChatModel:
             kwargs["audio"] = audio
             kwargs["sampling_rate"] = sampling_rate
         if any(source is not None for source in audio_sources):
-            kwargs["load_audio_from_video"] = True
-            kwargs["audio_from_video_indices"] = audio_sources
+            kwargs.update(_audio_from_video_kwargs(self.processor, audio_sources, kwargs["videos_kwargs"]))
         inputs = self.processor(**kwargs)
         _set_seconds_per_grid(inputs, fps, self.processor)
         return inputs.to(self.model.device)
@@ -245,6 +245,22 @@ class HFChatModel:
         output = self.model.generate(**inputs, max_new_tokens=settings.max_new_tokens, **sampling)
         new_tokens = output[:, inputs["input_ids"].shape[1]:]
         return self.processor.batch_decode(new_tokens, skip_special_tokens=True)
+
+
+def _audio_from_video_kwargs(processor: Any, audio_sources: list[int | None],
+                             videos_kwargs: dict[str, Any]) -> dict[str, Any]:
+    """Processor arguments that interleave each video with its soundtrack (audio_sources[i]: the video of audio i).
+
+    transformers 5.23 takes per-audio video indices (`load_audio_from_video`); before it, the Omni processor
+    only had `use_audio_in_video`, which pairs audio i with video i for the whole call.
+    """
+    if "load_audio_from_video" in getattr(getattr(processor, "valid_processor_kwargs", None), "__annotations__", {}):
+        return {"load_audio_from_video": True, "audio_from_video_indices": audio_sources}
+    if audio_sources != list(range(len(audio_sources))):
+        raise GenerationError(f"transformers {version('transformers')} pairs audio i with video i only; this batch "
+                              "mixes soundtracks with other audio: upgrade to transformers >= 5.23")
+    videos_kwargs["use_audio_in_video"] = True
+    return {}
 
 
 def _with_soundtracks(parts: list, audio_in_video: bool) -> list[tuple[Any, AudioPart | None]]:
