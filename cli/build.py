@@ -8,9 +8,9 @@ from pathlib import Path
 from hallubench.builders import BENCHMARKS, BuildError, build_with_summary
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction, summary: str) -> None:
     parser = subparsers.add_parser(
-        "build", help="convert an official benchmark release into a Hub-ready dataset folder",
+        "build", help=summary,
         description="Convert an official benchmark release into a dataset folder (parquet per config, media, "
                     "README.md card) that datasets.load_dataset(folder, name=config, split='test') reads.")
     parser.add_argument("benchmark", choices=list(BENCHMARKS), help="which benchmark the release is")

@@ -38,8 +38,8 @@ KEYS = {"model", "models", "model_args", "tasks", "output_dir", "data_dir", "lim
         *RUN_OPTIONS, *RANK_OPTIONS}
 
 
-def register(subparsers) -> None:
-    p = subparsers.add_parser("crosscheck", help="generate evidence with several models and rank them",
+def register(subparsers: argparse._SubParsersAction, summary: str) -> None:
+    p = subparsers.add_parser("crosscheck", help=summary,
                               description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
                               argument_default=S)
     p.add_argument("--config", type=Path, help="YAML file with these options and a `models:` list")

@@ -21,8 +21,8 @@ BENCHMARKS = ("avhallubench", "cmm", "cchall", "mhalubench", "sac3")
 TASKS = ["cmm", "cchall", "avhallubench_visual"]
 
 
-def register(subparsers) -> None:
-    p = subparsers.add_parser("demo", help="run the main job offline on the embedded mini benchmarks",
+def register(subparsers: argparse._SubParsersAction, summary: str) -> None:
+    p = subparsers.add_parser("demo", help=summary,
                               description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--output-dir", "--output_dir", dest="output_dir", type=Path, default=Path("runs/demo"),
                    help="where the tiny model, run folder and ranking go (default runs/demo)")

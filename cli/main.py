@@ -1,4 +1,8 @@
-"""The `hallubench` command: one subcommand per module in this package."""
+"""The `hallubench` command: one subcommand per module in this package.
+
+Only the module of the subcommand being run is imported (each pulls in torch, datasets or evaluate),
+so `hallubench --help` and `hallubench COMMAND --help` answer at once.
+"""
 from __future__ import annotations
 
 import argparse
@@ -7,23 +11,37 @@ import sys
 from importlib.metadata import version
 
 # Each module exposes `register(subparsers)`, adding its parser with `func=handler(args) -> int`.
-COMMANDS: tuple[str, ...] = ("demo", "run", "build", "metrics", "publish", "crosscheck", "rank")
+COMMANDS: dict[str, str] = {
+    "demo": "run the main job offline on the embedded mini benchmarks",
+    "run": "evaluate a model on benchmark tasks",
+    "build": "convert an official benchmark release into a Hub-ready dataset folder",
+    "metrics": "list, install (for bare-name evaluate.load) or push the metrics",
+    "publish": "publish a run folder to the Hugging Face Hub",
+    "crosscheck": "generate evidence with several models and rank them",
+    "rank": "CrossCheck leaderboard from run folders",
+}
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser with `command`'s full sub-parser (every command's when None); the others are listed only."""
     parser = argparse.ArgumentParser(
         prog="hallubench",
         description="Measure hallucination in audio, video and image language models.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {version('hallubench')}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMANDS:
-        importlib.import_module(f"hallubench.cli.{name}").register(subparsers)
+    for name, summary in COMMANDS.items():
+        if command in (None, name):
+            importlib.import_module(f"hallubench.cli.{name}").register(subparsers, summary)
+        else:
+            subparsers.add_parser(name, help=summary)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else argv
+    command = next((arg for arg in argv if not arg.startswith("-")), "")
+    parser = build_parser(command if command in COMMANDS else "")
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()

@@ -32,8 +32,8 @@ def _push(args: argparse.Namespace) -> int:
     return 0
 
 
-def register(subparsers) -> None:
-    parser = subparsers.add_parser("metrics", help="list, install (for bare-name evaluate.load) or push the metrics")
+def register(subparsers: argparse._SubParsersAction, summary: str) -> None:
+    parser = subparsers.add_parser("metrics", help=summary)
     commands = parser.add_subparsers(dest="metrics_command", metavar="ACTION", required=True)
 
     commands.add_parser("list", help="print the packaged metrics").set_defaults(func=_list)

@@ -16,8 +16,8 @@ from pathlib import Path
 from hallubench.harness.options import ConfigError, parse_kv
 
 
-def register(subparsers) -> None:
-    p = subparsers.add_parser("publish", help="publish a run folder to the Hugging Face Hub", description=__doc__,
+def register(subparsers: argparse._SubParsersAction, summary: str) -> None:
+    p = subparsers.add_parser("publish", help=summary, description=__doc__,
                               formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("run_dir", type=Path, metavar="RUN_DIR", help="run folder (holds results.json)")
     p.add_argument("--repo", required=True, help="Hub dataset repo for results and samples, e.g. you/model-hallubench")

@@ -91,8 +91,8 @@ def _run_dirs(items: list[str]) -> dict[str, Path]:
     return out
 
 
-def register(subparsers) -> None:
-    p = subparsers.add_parser("rank", help="CrossCheck leaderboard from run folders", description=__doc__,
+def register(subparsers: argparse._SubParsersAction, summary: str) -> None:
+    p = subparsers.add_parser("rank", help=summary, description=__doc__,
                               formatter_class=argparse.RawDescriptionHelpFormatter, argument_default=S)
     p.add_argument("run_dirs", nargs="+", metavar="RUN_DIR", help="run folder, or NAME=RUN_DIR to name its model")
     p.add_argument("--output-dir", "--output_dir", dest="output_dir", type=Path, default=Path("ranking"),

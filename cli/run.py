@@ -49,8 +49,8 @@ def add_generation_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-frames", "--max_frames", dest="max_frames", type=int, help="frame cap with --fps")
 
 
-def register(subparsers) -> None:
-    p = subparsers.add_parser("run", help="evaluate a model on benchmark tasks", description=__doc__,
+def register(subparsers: argparse._SubParsersAction, summary: str) -> None:
+    p = subparsers.add_parser("run", help=summary, description=__doc__,
                               formatter_class=argparse.RawDescriptionHelpFormatter, argument_default=S)
     p.add_argument("--config", type=Path, help="YAML file whose keys are these options")
     p.add_argument("--model", help="model adapter: hf or openai")
