@@ -5,8 +5,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from hallubench.metrics.crosscheck.crosscheck import aggregate, build_table
-
 WEIGHTINGS = ("uniform", "task", "query")
 
 
@@ -20,6 +18,9 @@ def score_records(records: Mapping[str, Sequence], weighting: str = "task", temp
     With "task"/"query" weighting, evidence models that have no SelfCheck score (no own sentences, and none
     in `selfcheck_scores`) cannot be weighted; they are left out and listed under "unweighted_evidence".
     """
+    # The metric module imports evaluate (seconds); importing it here keeps `hallubench rank --help` instant.
+    from hallubench.metrics.crosscheck.crosscheck import aggregate, build_table
+
     table = build_table(records["systems"], records["documents"], records["evidence"], records["judgments"])
     unweighted: list[str] = []
     if weighting != "uniform":
