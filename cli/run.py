@@ -36,8 +36,9 @@ def add_generation_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--limit", type=int, help="first N samples of each task")
     p.add_argument("--seed", type=int, help="run seed; each sample's seed derives from it, the task and the id")
     p.add_argument("--batch-size", "--batch_size", dest="batch_size", type=int,
-                   help="conversations per generate call, each with its own seed (sampled outputs do not depend "
-                        "on it); above 1 padding may change greedy outputs slightly")
+                   help="conversations per greedy generate call (shortest prompts batched together; above 1 "
+                        "padding may change greedy outputs slightly); a conversation's n samples are always one "
+                        "call (num_return_sequences=n) from its own seed, so they do not depend on it")
     p.add_argument("--gen-kwargs", "--gen_kwargs", dest="gen_kwargs",
                    help='override generation settings, e.g. "temperature=0.2,top_p=0.9,max_new_tokens=64"')
     p.add_argument("--num-samples", "--num_samples", dest="num_samples", type=int,

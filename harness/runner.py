@@ -76,8 +76,9 @@ def resolve_tasks(names: list[str]) -> list[Task]:
 
 
 def _batches(items: list[WorkItem], size: int):
+    """Each task's items in batches of `size`, shortest prompts together (less padding in greedy batches)."""
     for _, same_task in groupby(items, key=lambda item: item.task.name):
-        same_task = list(same_task)
+        same_task = sorted(same_task, key=lambda item: len(item.task.prompt(item.row)))
         for start in range(0, len(same_task), size):
             yield same_task[start:start + size]
 

@@ -16,7 +16,6 @@ Media hand-off:
 """
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
 from pathlib import Path
@@ -123,48 +122,58 @@ class HFChatModel:
 
     def generate(self, conversations: list[Conversation], settings: GenerationSettings,
                  seeds: list[int] | None = None) -> list[list[str]]:
-        """`settings.n` texts per conversation. Sampling repeats each row n times within the batch.
+        """`settings.n` texts per conversation.
 
-        Batched sampling draws every row's tokens from the one global torch RNG, so a row's samples would
-        depend on its batch neighbours. Hence, when sampling with `seeds`, conversations run one after
-        another, each after `torch.manual_seed(its seed)` with its n copies batched together: its outputs are
-        exactly those of `generate([conversation], replace(settings, seed=seed))`. Every conversation is
-        tried; failures raise GenerationError (lowest index) with `partial` set. Greedy decoding draws
-        nothing, so it stays batched whatever the seeds.
+        Sampling: each conversation's n samples come from ONE `generate` call (`num_return_sequences=n`, the
+        processor and media encoding run once) after `torch.manual_seed(its seed)` (`seeds[i]`, else
+        `settings.seed`). Batched sampling would draw every row's tokens from the one global torch RNG, making
+        a row's samples depend on its batch neighbours; one call per conversation makes its outputs exactly
+        those of `generate([conversation], replace(settings, seed=seed))` for any batch size, process count or
+        resume. Greedy decoding draws nothing, so it is batched (`batch_size` conversations per call), shortest
+        prompts together to cut padding. Every conversation is tried; failures raise GenerationError (lowest
+        index) with `partial` set.
         """
         check_seeds(conversations, seeds)
-        if seeds is None or not settings.do_sample:
-            return self._generate(conversations, settings)
+        if not settings.do_sample:
+            return self._greedy(conversations, settings)
+        seeds = seeds if seeds is not None else [settings.seed] * len(conversations)  # type: ignore[list-item]
         outcomes: list[list[str] | GenerationError] = []
         for index, (conversation, seed) in enumerate(zip(conversations, seeds)):
             try:
-                outcomes.extend(self._generate([conversation], dataclasses.replace(settings, seed=seed), index))
+                outcomes.append(self._sample(conversation, settings, seed, index))
             except GenerationError as err:
                 outcomes.append(err)
         return collect(outcomes)
 
-    def _generate(self, conversations: list[Conversation], settings: GenerationSettings,
-                  first: int = 0) -> list[list[str]]:
-        """Batched generation from one `settings.seed`; errors name conversations as `first` + position."""
-        copies = settings.n if settings.do_sample else 1
-        interleaved = [self._interleaves(conv, first + i) for i, conv in enumerate(conversations)]
-        if settings.seed is not None:
-            torch.manual_seed(settings.seed)
-        texts: dict[int, list[str]] = {i: [] for i in range(len(conversations))}
+    def _sample(self, conversation: Conversation, settings: GenerationSettings, seed: int | None,
+                index: int) -> list[str]:
+        interleaved = self._interleaves(conversation, index)
+        if seed is not None:
+            torch.manual_seed(seed)
+        try:
+            return self._generate_batch([conversation], settings, interleaved, copies=settings.n)
+        except Exception as err:
+            raise GenerationError(f"{self.name}: generation failed for conversation(s) [{index}]: {err}",
+                                  index=index) from err
+
+    def _greedy(self, conversations: list[Conversation], settings: GenerationSettings) -> list[list[str]]:
+        """One greedy answer per conversation (repeated n times), batched by prompt size."""
+        interleaved = [self._interleaves(conv, i) for i, conv in enumerate(conversations)]
+        texts: dict[int, str] = {}
         # Audio-in-video prompts get other position ids (a per-call flag), so they are batched apart.
         for flag in (False, True):
-            rows = [i for i in range(len(conversations)) if interleaved[i] == flag for _ in range(copies)]
+            rows = sorted((i for i in range(len(conversations)) if interleaved[i] == flag),
+                          key=lambda i: _size(conversations[i]))
             for start in range(0, len(rows), self.batch_size):
                 chunk = rows[start:start + self.batch_size]
                 try:
                     outputs = self._generate_batch([conversations[i] for i in chunk], settings, flag)
                 except Exception as err:
-                    failed = sorted({first + i for i in chunk})
+                    failed = sorted(chunk)
                     raise GenerationError(f"{self.name}: generation failed for conversation(s) {failed}: {err}",
                                           index=failed[0]) from err
-                for i, text in zip(chunk, outputs):
-                    texts[i].append(text)
-        return [texts[i] * settings.n if copies == 1 else texts[i] for i in range(len(conversations))]
+                texts.update(zip(chunk, outputs))
+        return [[texts[i]] * settings.n for i in range(len(conversations))]
 
     def _interleaves(self, conversation: Conversation, index: int) -> bool:
         """True if this conversation's videos carry their soundtrack (audio_in_video); mixing is an error."""
@@ -233,7 +242,8 @@ class HFChatModel:
 
     @torch.inference_mode()
     def _generate_batch(self, conversations: list[Conversation], settings: GenerationSettings,
-                        interleaved: bool = False) -> list[str]:
+                        interleaved: bool = False, copies: int = 1) -> list[str]:
+        """Decoded new tokens: `copies` sequences per conversation (num_return_sequences), in order."""
         inputs = self.prepare(conversations)
         # Checkpoints ship sampling defaults (Qwen2.5-VL: top_k=1, top_p=0.001); None clears them so decoding
         # is exactly what `settings` says. Other defaults (e.g. repetition_penalty) stay the checkpoint's.
@@ -242,9 +252,26 @@ class HFChatModel:
                     "top_p": settings.top_p if settings.do_sample else None}
         if interleaved:
             sampling["use_audio_in_video"] = True
-        output = self.model.generate(**inputs, max_new_tokens=settings.max_new_tokens, **sampling)
+        output = self.model.generate(**inputs, max_new_tokens=settings.max_new_tokens,
+                                     num_return_sequences=copies, **sampling)
         new_tokens = output[:, inputs["input_ids"].shape[1]:]
         return self.processor.batch_decode(new_tokens, skip_special_tokens=True)
+
+
+def _size(conversation: Conversation) -> tuple[int, int]:
+    """Sort key standing in for the prompt length: media elements (pixels, audio samples), then text length."""
+    media = text = 0
+    for message in conversation:
+        for part in message.content:
+            if isinstance(part, TextPart):
+                text += len(part.text)
+            elif isinstance(part, VideoPart):
+                media += part.frames.size
+            elif isinstance(part, ImagePart):
+                media += part.image.width * part.image.height * 3
+            elif isinstance(part, AudioPart):
+                media += part.samples.size
+    return media, text
 
 
 def _with_soundtracks(parts: list, audio_in_video: bool) -> list[tuple[Any, AudioPart | None]]:
