@@ -11,6 +11,9 @@ from hallubench.judges import CachedJudge, JudgmentCache, judge_responses, split
 from hallubench.ranking.aggregate import score_records
 
 JUDGES = ("embedding", "nli", "llm")
+# Pairs per judge call (and per cache write). The embedding judge encodes each call's new texts together, so
+# large calls keep the encoder's batches full; model judges batch their own forward passes inside a call.
+PAIRS_PER_CALL = {"embedding": 2048}
 REFERENCE = "reference"
 
 
@@ -72,7 +75,7 @@ def make_judge(kind: str, judge_args: Mapping[str, Any] | None = None, cache: Ju
             judge = ExplicitLLMJudge(get_model(adapter, **args), batch_size=batch_size)
     except TypeError as err:  # an unknown keyword in --judge-args
         raise ConfigError(f"--judge-args for --judge {kind}: {err}") from None
-    return CachedJudge(judge, cache)
+    return CachedJudge(judge, cache, batch_size=PAIRS_PER_CALL.get(kind, 64))
 
 
 @dataclass
