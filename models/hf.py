@@ -1,7 +1,9 @@
-"""transformers adapter: Qwen2.5-Omni (thinker), Qwen2-VL / Qwen2.5-VL / LLaVA-OneVision, Qwen2-Audio.
+"""transformers adapter: Qwen2.5-Omni (thinker), Qwen2-VL / Qwen2.5-VL / LLaVA-OneVision, Qwen2-Audio, and
+any text-only causal LM (AutoModelForCausalLM: the LLM judge's models).
 
 The model class is picked from `config.model_type`; prompts go through the processor's own chat
-template (`tokenize=False`), then one `processor(text=, images=, videos=, audio=)` call per batch.
+template (`tokenize=False`), then one `processor(text=, images=, videos=, audio=)` call per batch. A text
+model without a chat template gets its messages' text as a bare prompt (as the papers' judges were run).
 
 Media hand-off:
 - video: the caller's frames are passed as arrays with `do_sample_frames=False` (the processor only
@@ -40,7 +42,7 @@ DTYPES = ("auto", "bfloat16", "float16", "float32")
 VISION_TEXT_TYPES = ("qwen2_vl", "qwen2_5_vl", "llava_onevision")
 OMNI_TYPES = ("qwen2_5_omni", "qwen2_5_omni_thinker")
 AUDIO_TYPES = ("qwen2_audio",)
-SUPPORTED_TYPES = OMNI_TYPES + VISION_TEXT_TYPES + AUDIO_TYPES
+SUPPORTED_TYPES = OMNI_TYPES + VISION_TEXT_TYPES + AUDIO_TYPES + ("any text-only causal LM",)
 # Which processor attribute handles each media kind; a processor without it cannot take that kind.
 SUB_PROCESSORS = {"image": "image_processor", "video": "video_processor", "audio": "feature_extractor"}
 PART_KINDS = {ImagePart: "image", VideoPart: "video", AudioPart: "audio"}
@@ -59,8 +61,17 @@ def _load_model(path: str, config: Any, revision: str | None, dtype: Any, device
         return tf.AutoModelForImageTextToText.from_pretrained(path, config=config, **kwargs)
     if model_type in AUDIO_TYPES:
         return tf.Qwen2AudioForConditionalGeneration.from_pretrained(path, config=config, **kwargs)
+    if is_text_model(config):
+        return tf.AutoModelForCausalLM.from_pretrained(path, config=config, **kwargs)
     raise ValueError(f"{path}: model_type {model_type!r} is not supported by the hf adapter; "
                      f"supported: {', '.join(SUPPORTED_TYPES)}")
+
+
+def is_text_model(config: Any) -> bool:
+    """A text-only causal LM that AutoModelForCausalLM loads (the multimodal families are handled apart)."""
+    from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
+
+    return config.model_type not in SUPPORTED_TYPES and config.model_type in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
 
 
 WEIGHT_SAMPLE_BYTES = 1 << 20
@@ -93,7 +104,7 @@ class HFChatModel:
 
     def __init__(self, model: str, revision: str | None = None, dtype: str = "auto", device: str = "cpu",
                  batch_size: int = 4, processor_kwargs: dict[str, Any] | None = None, audio_in_video: bool = False):
-        from transformers import AutoConfig, AutoProcessor
+        from transformers import AutoConfig, AutoProcessor, AutoTokenizer
 
         if dtype not in DTYPES:
             raise ValueError(f"dtype must be one of {', '.join(DTYPES)}; got {dtype!r}")
@@ -103,8 +114,13 @@ class HFChatModel:
         config = AutoConfig.from_pretrained(model, revision=revision)
         torch_dtype = dtype if dtype == "auto" else getattr(torch, dtype)
         self.model = _load_model(model, config, revision, torch_dtype, device).eval()
-        self.processor = AutoProcessor.from_pretrained(model, revision=revision)
-        self.processor.tokenizer.padding_side = "left"
+        self.text_only = is_text_model(config)
+        # A text model's "processor" is its tokenizer.
+        self.processor = (AutoTokenizer if self.text_only else AutoProcessor).from_pretrained(model, revision=revision)
+        self.tokenizer = getattr(self.processor, "tokenizer", self.processor)
+        self.tokenizer.padding_side = "left"
+        if self.tokenizer.pad_token is None:  # many base LMs ship none; batching needs one
+            self.tokenizer.pad_token = self.tokenizer.eos_token
         self.model_type = config.model_type
         if audio_in_video and self.model_type not in OMNI_TYPES:
             raise ValueError(f"audio_in_video=True needs a Qwen2.5-Omni model; {model} is {self.model_type}")
@@ -216,7 +232,7 @@ class HFChatModel:
                         audio.append(_resample(part, sampling_rate))
                         audio_sources.append(None)
                 messages.append({"role": message.role, "content": content})
-            texts.append(self.processor.apply_chat_template(messages, tokenize=False, add_generation_prompt=True))
+            texts.append(self._prompt(messages))
         kwargs: dict[str, Any] = {"text": texts, "padding": True, "return_tensors": "pt", **self.processor_kwargs}
         if images:
             kwargs["images"] = images
@@ -233,6 +249,15 @@ class HFChatModel:
         inputs = self.processor(**kwargs)
         _set_seconds_per_grid(inputs, fps, self.processor)
         return inputs.to(self.model.device)
+
+    def _prompt(self, messages: list[dict[str, Any]]) -> str:
+        """The chat-templated prompt; a text model takes string contents, or the bare text without a template."""
+        if not self.text_only:
+            return self.processor.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+        messages = [{"role": m["role"], "content": "".join(c["text"] for c in m["content"])} for m in messages]
+        if self.tokenizer.chat_template is None:
+            return "\n\n".join(m["content"] for m in messages)
+        return self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
 
     def _check_accepts(self, part: Any) -> None:
         """A part the processor has no sub-processor for would be dropped silently: refuse it instead."""
@@ -255,7 +280,38 @@ class HFChatModel:
         output = self.model.generate(**inputs, max_new_tokens=settings.max_new_tokens,
                                      num_return_sequences=copies, **sampling)
         new_tokens = output[:, inputs["input_ids"].shape[1]:]
-        return self.processor.batch_decode(new_tokens, skip_special_tokens=True)
+        return self.tokenizer.batch_decode(new_tokens, skip_special_tokens=True)
+
+    @torch.inference_mode()
+    def next_token_probs(self, conversations: list[Conversation], words: list[str]) -> list[list[float]]:
+        """Per conversation, the probability that the reply's first token is each word (any casing, with or
+        without a leading space: the sum over those single tokens). One forward pass per batch of
+        `batch_size` prompts, shortest first, through `generate(max_new_tokens=1)`, which builds every
+        family's position ids and computes the last position's logits only."""
+        ids = [word_token_ids(self.tokenizer, word) for word in words]
+        order = sorted(range(len(conversations)), key=lambda i: _size(conversations[i]))
+        probs: dict[int, list[float]] = {}
+        for start in range(0, len(order), self.batch_size):
+            chunk = order[start:start + self.batch_size]
+            inputs = self.prepare([conversations[i] for i in chunk])
+            output = self.model.generate(**inputs, max_new_tokens=1, do_sample=False, num_beams=1, top_k=None,
+                                         temperature=None, top_p=None, output_logits=True,
+                                         return_dict_in_generate=True)
+            first = torch.softmax(output.logits[0].float(), dim=-1)
+            for row, i in enumerate(chunk):
+                probs[i] = [first[row, word_ids].sum().item() for word_ids in ids]
+        return [probs[i] for i in range(len(conversations))]
+
+
+def word_token_ids(tokenizer: Any, word: str) -> list[int]:
+    """The single tokens that spell `word` (lower, Capitalised, UPPER; with and without a leading space)."""
+    variants = {form for base in (word.lower(), word.capitalize(), word.upper()) for form in (base, " " + base)}
+    ids = sorted({encoded[0] for encoded in (tokenizer.encode(v, add_special_tokens=False) for v in variants)
+                  if len(encoded) == 1})
+    if not ids:
+        raise ValueError(f"no single token of this tokenizer spells {word!r}; the logprob judge needs one "
+                         "(use the default generate-and-parse mode)")
+    return ids
 
 
 def _size(conversation: Conversation) -> tuple[int, int]:

@@ -127,6 +127,15 @@ class ChatModel(Protocol):
         ...
 
 
+@runtime_checkable
+class NextTokenScorer(Protocol):
+    """An adapter that can read the first reply token's distribution (the LLM judge's logprob mode)."""
+
+    def next_token_probs(self, conversations: list[Conversation], words: list[str]) -> list[list[float]]:
+        """Per conversation, the probability that the reply starts with each of `words` (any casing)."""
+        ...
+
+
 def collect(outcomes: list[list[str] | GenerationError]) -> list[list[str]]:
     """The outputs of a call whose conversations were each tried; else its first error, `partial` set."""
     errors = [outcome for outcome in outcomes if isinstance(outcome, GenerationError)]
