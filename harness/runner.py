@@ -55,8 +55,10 @@ def _load_model(options: RunOptions, device: str):
     if "model" not in args:
         raise ConfigError(f"--model {options.model}: --model-args needs pretrained=CHECKPOINT (a Hub id or folder)")
     if options.model in LOCAL_ADAPTERS:
-        args.setdefault("device", device)
+        args.setdefault("device", options.device or device)
         args.setdefault("batch_size", options.batch_size)
+        if options.dtype:
+            args.setdefault("dtype", options.dtype)
     try:
         return get_model(options.model, **args)
     except TypeError as err:

@@ -27,6 +27,7 @@ import numpy as np
 import torch
 
 from .protocol import (
+    DTYPES,
     AudioPart,
     Conversation,
     GenerationError,
@@ -38,7 +39,6 @@ from .protocol import (
     collect,
 )
 
-DTYPES = ("auto", "bfloat16", "float16", "float32")
 VISION_TEXT_TYPES = ("qwen2_vl", "qwen2_5_vl", "llava_onevision")
 OMNI_TYPES = ("qwen2_5_omni", "qwen2_5_omni_thinker")
 AUDIO_TYPES = ("qwen2_audio",)
@@ -48,11 +48,43 @@ SUB_PROCESSORS = {"image": "image_processor", "video": "video_processor", "audio
 PART_KINDS = {ImagePart: "image", VideoPart: "video", AudioPart: "audio"}
 
 
-def _load_model(path: str, config: Any, revision: str | None, dtype: Any, device: str) -> torch.nn.Module:
+ATTENTION = ("sdpa", "flash_attention_2", "eager")
+
+
+def _on_cuda(device: str) -> bool:
+    return device.startswith("cuda") or (device == "auto" and torch.cuda.is_available())
+
+
+def resolve_dtype(dtype: str, device: str) -> str:
+    """`auto` on CUDA: bfloat16 where the GPU supports it, else float16; elsewhere the checkpoint's own dtype."""
+    if dtype != "auto" or not _on_cuda(device):
+        return dtype
+    return "bfloat16" if torch.cuda.is_bf16_supported() else "float16"
+
+
+def resolve_attention(attn_implementation: str | None, dtype: str, device: str) -> str | None:
+    """The attention kernel to ask for: the caller's, else flash-attention 2 on CUDA in 16-bit when the
+    flash_attn package is installed, else None (transformers' default: sdpa where the model supports it)."""
+    if attn_implementation is not None:
+        if attn_implementation not in ATTENTION:
+            raise ValueError(f"attn_implementation must be one of {', '.join(ATTENTION)}; got {attn_implementation!r}")
+        return attn_implementation
+    from transformers.utils import is_flash_attn_2_available
+
+    if _on_cuda(device) and dtype in ("bfloat16", "float16") and is_flash_attn_2_available():
+        return "flash_attention_2"
+    return None
+
+
+def _load_model(path: str, config: Any, revision: str | None, dtype: Any, device: str,
+                attn_implementation: str | None = None) -> torch.nn.Module:
     import transformers as tf
 
     model_type = config.model_type
+    # device "auto": device_map="auto" spreads a model larger than one GPU over all of them (accelerate).
     kwargs = dict(revision=revision, dtype=dtype, device_map=device)
+    if attn_implementation is not None:
+        kwargs["attn_implementation"] = attn_implementation
     if model_type in OMNI_TYPES:
         # Text out only: load the thinker; a full Omni checkpoint's "thinker." weights are remapped by transformers.
         thinker_config = config.thinker_config if model_type == "qwen2_5_omni" else config
@@ -103,7 +135,12 @@ class HFChatModel:
     """A transformers chat model, loaded by Hub id or local path, batched with left padding."""
 
     def __init__(self, model: str, revision: str | None = None, dtype: str = "auto", device: str = "cpu",
-                 batch_size: int = 4, processor_kwargs: dict[str, Any] | None = None, audio_in_video: bool = False):
+                 batch_size: int = 4, processor_kwargs: dict[str, Any] | None = None, audio_in_video: bool = False,
+                 attn_implementation: str | None = None):
+        """`device`: "cpu", "cuda", "cuda:1", ... or "auto" (device_map="auto": the model spread over every GPU).
+        `dtype`: "auto" is bfloat16 on CUDA GPUs that support it (else float16), the checkpoint's dtype elsewhere.
+        `attn_implementation`: sdpa, flash_attention_2 or eager; default flash_attention_2 on CUDA in 16-bit when
+        flash_attn is installed, else transformers' default (sdpa where supported)."""
         from transformers import AutoConfig, AutoProcessor, AutoTokenizer
 
         if dtype not in DTYPES:
@@ -112,8 +149,11 @@ class HFChatModel:
             raise ValueError(f"batch_size must be >= 1; got {batch_size}")
         model = str(Path(model).resolve()) if Path(model).is_dir() else model
         config = AutoConfig.from_pretrained(model, revision=revision)
+        dtype = resolve_dtype(dtype, device)
+        attention = resolve_attention(attn_implementation, dtype, device)
         torch_dtype = dtype if dtype == "auto" else getattr(torch, dtype)
-        self.model = _load_model(model, config, revision, torch_dtype, device).eval()
+        self.model = _load_model(model, config, revision, torch_dtype, device, attention).eval()
+        self.attn_implementation = getattr(self.model.config, "_attn_implementation", attention)
         self.text_only = is_text_model(config)
         # A text model's "processor" is its tokenizer.
         self.processor = (AutoTokenizer if self.text_only else AutoProcessor).from_pretrained(model, revision=revision)
@@ -125,13 +165,15 @@ class HFChatModel:
         if audio_in_video and self.model_type not in OMNI_TYPES:
             raise ValueError(f"audio_in_video=True needs a Qwen2.5-Omni model; {model} is {self.model_type}")
         self.audio_in_video = audio_in_video
-        self.device = device
+        self.device = str(self.model.device)
         self.batch_size = batch_size
         self.processor_kwargs = dict(processor_kwargs or {})
         self.name = f"hf:{model}"
         identity = {"model": model, "revision": revision, "dtype": dtype, "weights": _weights_id(model, config),
                     "model_type": self.model_type, "processor_kwargs": self.processor_kwargs,
                     "audio_in_video": audio_in_video}
+        if attention not in (None, "sdpa"):  # another kernel than the default sdpa can change outputs slightly
+            identity["attn_implementation"] = attention
         self.fingerprint = hashlib.sha256(json.dumps(identity, sort_keys=True, default=str).encode()).hexdigest()[:16]
         self.accepts = frozenset(kind for kind, attribute in SUB_PROCESSORS.items()
                                  if getattr(self.processor, attribute, None) is not None)

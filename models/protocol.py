@@ -70,6 +70,7 @@ class Message:
 
 
 Conversation = list[Message]
+DTYPES = ("auto", "bfloat16", "float16", "float32")  # weight dtypes of adapters that run on this machine
 
 
 @dataclass(frozen=True)
