@@ -13,7 +13,7 @@ from hallubench.ranking.aggregate import score_records
 JUDGES = ("embedding", "nli", "llm")
 # Pairs per judge call (and per cache write). The embedding judge encodes each call's new texts together, so
 # large calls keep the encoder's batches full; model judges batch their own forward passes inside a call.
-PAIRS_PER_CALL = {"embedding": 2048}
+PAIRS_PER_CALL = {"embedding": 2048, "llm": 256}
 LLM_MODES = ("generate", "logprob")
 REFERENCE = "reference"
 
