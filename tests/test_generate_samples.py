@@ -42,12 +42,12 @@ def generate_calls(monkeypatch):
     return calls
 
 
-def _run(setup, tmp_path, batch_size):
+def _run(setup, tmp_path, batch_size, limit=LIMIT, folder=None):
     data_dir, model_dir = setup
-    out = tmp_path / f"bs{batch_size}"
+    out = tmp_path / (folder or f"bs{batch_size}")
     options = RunOptions(model="hf", model_args={"model": str(model_dir), "dtype": "float32",
                                                  "processor_kwargs": SMALL_VIDEO},
-                         tasks=["avhallubench_visual"], output_dir=out, data_dir=data_dir, limit=LIMIT,
+                         tasks=["avhallubench_visual"], output_dir=out, data_dir=data_dir, limit=limit,
                          batch_size=batch_size, num_samples=N, num_frames=2, modality="visual-only",
                          gen_kwargs={"max_new_tokens": 6})
     run(options)
@@ -71,6 +71,12 @@ def test_samples_are_one_call_per_conversation_and_the_same_for_any_batch_size(s
     assert any(len(set(samples)) > 1 for _, samples in reference.values())  # really sampled
     for batch_size, outputs in by_size.items():
         assert {k: s for k, (_, s) in outputs.items()} == {k: s for k, (_, s) in reference.items()}, batch_size
+    # Resuming a folder that an earlier run (other batch size) partly filled makes only the missing samples.
+    _run(setup, tmp_path, N - 1, limit=LIMIT - 1, folder="resume")
+    generate_calls.clear()
+    resumed = _run(setup, tmp_path, 2 * N, folder="resume")
+    assert [call for call in generate_calls if call[2]] == [(1, N, True)]
+    assert resumed == reference
 
 
 def test_seeds_decide_the_samples_and_unseeded_calls_still_make_one_call_each(setup, generate_calls):

@@ -52,7 +52,6 @@ VISION_7B = dict(depth=32, hidden_size=1280, intermediate_size=3420, num_heads=1
 # The release's video processor limits; min_pixels at 640x360 so the mini benchmark's small clips are
 # upscaled to the prompt size of a 640x360 clip.
 VIDEO_SIZE = {"videos_kwargs": {"size": {"shortest_edge": 640 * 360, "longest_edge": 768 * 28 * 28}}}
-SAMPLES = GenerationSettings(max_new_tokens=256, temperature=1.0, top_p=0.9, n=10)
 VIDEOS, TASKS = 175, 2  # AVHalluBench: 175 videos x (visual, audio) descriptions
 JUDGE_PAIRS_PER_MODEL = 230_000  # pairs to rank one new model on AVHalluBench (issue 9's estimate)
 
