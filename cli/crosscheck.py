@@ -33,7 +33,7 @@ from hallubench.cli.run import add_generation_arguments
 from hallubench.harness.options import ConfigError, parse_gen_kwargs, parse_kv, read_yaml_options
 
 S = argparse.SUPPRESS
-RUN_OPTIONS = ("seed", "batch_size", "gen_kwargs", "modality", "num_frames", "fps", "max_frames")
+RUN_OPTIONS = ("seed", "batch_size", "gen_kwargs", "modality", "num_frames", "fps", "max_frames", "device", "dtype")
 KEYS = {"model", "models", "model_args", "tasks", "output_dir", "data_dir", "limit", "num_samples", "push_to_hub",
         *RUN_OPTIONS, *RANK_OPTIONS}
 

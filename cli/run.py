@@ -23,7 +23,7 @@ import sys
 from pathlib import Path
 
 from hallubench.benchmarks import task_names
-from hallubench.harness.options import (MODALITIES, ConfigError, RunOptions, parse_gen_kwargs, parse_kv,
+from hallubench.harness.options import (DTYPES, MODALITIES, ConfigError, RunOptions, parse_gen_kwargs, parse_kv,
                                         read_yaml_options)
 
 S = argparse.SUPPRESS
@@ -36,8 +36,13 @@ def add_generation_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--limit", type=int, help="first N samples of each task")
     p.add_argument("--seed", type=int, help="run seed; each sample's seed derives from it, the task and the id")
     p.add_argument("--batch-size", "--batch_size", dest="batch_size", type=int,
-                   help="conversations per generate call, each with its own seed (sampled outputs do not depend "
-                        "on it); above 1 padding may change greedy outputs slightly")
+                   help="conversations per greedy generate call (shortest prompts batched together; above 1 "
+                        "padding may change greedy outputs slightly); a conversation's n samples are always one "
+                        "call (num_return_sequences=n) from its own seed, so they do not depend on it")
+    p.add_argument("--device", help="hf models: cpu, cuda, cuda:1, ... or auto (device_map=auto: a model larger "
+                                    "than one GPU spread over all); default: the accelerate process's device")
+    p.add_argument("--dtype", choices=DTYPES, help="hf models: weights dtype; auto (default) is bfloat16 on GPUs "
+                                                   "that support it, float16 on older ones, the checkpoint's on CPU")
     p.add_argument("--gen-kwargs", "--gen_kwargs", dest="gen_kwargs",
                    help='override generation settings, e.g. "temperature=0.2,top_p=0.9,max_new_tokens=64"')
     p.add_argument("--num-samples", "--num_samples", dest="num_samples", type=int,

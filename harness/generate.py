@@ -1,7 +1,8 @@
 """Generate for a batch of work items and turn each into a sample record (or an error record).
 
 A batch is one `generate` call (greedy or sampled) given each sample's own seed (`seeds=`), so a sample's
-outputs do not depend on which other samples share its batch or process. When the call raises
+outputs do not depend on which other samples share its batch or process (the hf adapter makes each
+conversation's n samples in one `num_return_sequences=n` call; the openai adapter sends them as one request). When the call raises
 GenerationError, the samples it did not answer (all of them, unless the adapter reports `partial` outputs)
 are retried one by one, so one bad sample is recorded as an error and does not fail its neighbours.
 """

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hallubench.models.protocol import GenerationSettings
+from hallubench.models.protocol import DTYPES, GenerationSettings
 
 class ConfigError(ValueError):
     """A problem with what the user asked for (flag, YAML key, task name, data folder); the CLI prints it."""
@@ -100,8 +100,12 @@ class RunOptions:
     num_frames: int | None = 8
     fps: float | None = None
     max_frames: int = 32
+    device: str | None = None
+    dtype: str | None = None
 
     def __post_init__(self) -> None:
+        if self.dtype is not None and self.dtype not in DTYPES:
+            raise ConfigError(f"--dtype: {self.dtype!r} is not one of {', '.join(DTYPES)}")
         if self.modality not in MODALITIES:
             raise ConfigError(f"--modality: {self.modality!r} is not one of {', '.join(MODALITIES)}")
         if self.fps is not None:

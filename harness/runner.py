@@ -55,8 +55,10 @@ def _load_model(options: RunOptions, device: str):
     if "model" not in args:
         raise ConfigError(f"--model {options.model}: --model-args needs pretrained=CHECKPOINT (a Hub id or folder)")
     if options.model in LOCAL_ADAPTERS:
-        args.setdefault("device", device)
+        args.setdefault("device", options.device or device)
         args.setdefault("batch_size", options.batch_size)
+        if options.dtype:
+            args.setdefault("dtype", options.dtype)
     try:
         return get_model(options.model, **args)
     except TypeError as err:
@@ -76,8 +78,9 @@ def resolve_tasks(names: list[str]) -> list[Task]:
 
 
 def _batches(items: list[WorkItem], size: int):
+    """Each task's items in batches of `size`, shortest prompts together (less padding in greedy batches)."""
     for _, same_task in groupby(items, key=lambda item: item.task.name):
-        same_task = list(same_task)
+        same_task = sorted(same_task, key=lambda item: len(item.task.prompt(item.row)))
         for start in range(0, len(same_task), size):
             yield same_task[start:start + size]
 

@@ -28,8 +28,10 @@ def bundled_model_dir() -> str:
 
 
 class EmbeddingJudge(BaseJudge):
-    """Sentence-embedding judge; each batch embeds every distinct text (sentences and evidence
-    sentences) once."""
+    """Sentence-embedding judge. Every distinct text (target sentence, evidence sentence) is encoded once per
+    judge, i.e. once per ranking: its unit vector is kept (keyed by text; the judge's id and splitter are
+    fixed for its lifetime, so this is the judgment cache's key less the pair) and reused by every later
+    pair and batch. `counters["encoded"]` counts texts sent to the encoder."""
 
     def __init__(
         self,
@@ -49,20 +51,31 @@ class EmbeddingJudge(BaseJudge):
         self.splitter = sentence_backend(language, sentence_splitter)
         self.judge_id = f"embedding:{DEFAULT_MODEL_NAME if model_dir is None else folder}"
         self.prompt_version = f"1-max-cosine-v1:{self.splitter}"
+        self._vectors: dict[str, torch.Tensor] = {}
+
+    def _encode(self, texts: list[str]) -> None:
+        """Encode the texts not seen before, in `batch_size` batches, and keep their unit vectors."""
+        new = [text for text in dict.fromkeys(texts) if text not in self._vectors]
+        if not new:
+            return
+        vectors = self.model.encode(new, batch_size=self.batch_size, convert_to_tensor=True,
+                                    normalize_embeddings=True, show_progress_bar=False)
+        self._vectors.update(zip(new, vectors))
+        self.counters["encoded"] += len(new)
 
     def _judge(self, pairs: list[Pair]) -> list[Judgment]:
         evidence_sents = {e: split_sentences(e, self.language, self.splitter) for _, e in pairs}
-        texts = list(dict.fromkeys([s for s, _ in pairs] + [x for sents in evidence_sents.values() for x in sents]))
-        index = {text: i for i, text in enumerate(texts)}
-        vectors = self.model.encode(
-            texts, batch_size=self.batch_size, convert_to_tensor=True, normalize_embeddings=True
-        )
-        judgments = []
-        for sentence, evidence in pairs:
-            rows = [index[x] for x in evidence_sents[evidence]]
-            if not rows:
-                judgments.append(Judgment(1.0))
+        self._encode([s for s, _ in pairs] + [x for sents in evidence_sents.values() for x in sents])
+        by_evidence: dict[str, list[int]] = {}
+        for i, (_, evidence) in enumerate(pairs):
+            by_evidence.setdefault(evidence, []).append(i)
+        scores = [1.0] * len(pairs)  # an evidence passage with no sentences supports nothing
+        for evidence, rows in by_evidence.items():
+            if not evidence_sents[evidence]:
                 continue
-            best = torch.max(vectors[rows] @ vectors[index[sentence]]).item()
-            judgments.append(Judgment(min(1.0, max(0.0, 1.0 - best))))
-        return judgments
+            passage = torch.stack([self._vectors[x] for x in evidence_sents[evidence]])
+            sentences = torch.stack([self._vectors[pairs[i][0]] for i in rows])
+            best = (sentences @ passage.T).max(dim=1).values.tolist()
+            for i, cos in zip(rows, best):
+                scores[i] = min(1.0, max(0.0, 1.0 - cos))
+        return [Judgment(score) for score in scores]

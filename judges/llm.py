@@ -8,6 +8,9 @@ Prompts, verbatim from the authors' code:
   (github.com/BriansIDP/crosscheckgpt, crosscheckgpt/modeling_crosscheck.py). The evidence passage's
   newlines become spaces, as there; at most 5 new tokens; "yes" -> 0, "no" -> 1, else 0.5 (undecided,
   counted in `counters["undecided"]` and `undecided_outputs`).
+- explicit, logprob mode (`LogprobLLMJudge`, its own judge id): the same prompt read from one forward
+  pass: score = P(no) / (P(yes) + P(no)) of the answer's first token, no decoding. Where yes and no
+  together get under half the probability the model meant to say something else: undecided, 0.5.
 - implicit (two steps, no evidence passage: the judge model checks the sentence against its own
   knowledge of the subject): `questionpromptcot` then `questionpromptcot2` of
   github.com/BriansIDP/crosscheckgpt selfcheckgpt/prompts.py, run as in `CrossCheckQuestionsLLMPrompt`
@@ -19,7 +22,7 @@ from __future__ import annotations
 import re
 
 from hallubench.judges.base import BaseJudge, Judgment, Pair
-from hallubench.models.protocol import ChatModel, GenerationSettings, Message, TextPart
+from hallubench.models.protocol import ChatModel, GenerationSettings, Message, NextTokenScorer, TextPart
 
 EXPLICIT_PROMPT = (
     "Context: {context}\n\nSentence: {sentence}\n\n"
@@ -36,6 +39,7 @@ IMPLICIT_VERDICT_PROMPT = (
     '{{"Answer": <YES_or_NO>}}'
 )
 UNDECIDED = 0.5
+MIN_ANSWER_MASS = 0.5  # logprob mode: below this P(yes) + P(no), the likeliest answer is neither
 _EXPLICIT_SCORES = {"yes": 0.0, "no": 1.0}
 _FIRST_WORD = re.compile(r"\W*(\w+)")
 _YES_NO = re.compile(r"\b(yes|no)\b")
@@ -92,6 +96,10 @@ class _ChatJudge(BaseJudge):
         return texts
 
 
+def explicit_prompts(pairs: list[Pair]) -> list[str]:
+    return [EXPLICIT_PROMPT.format(context=e.replace("\n", " "), sentence=s) for s, e in pairs]
+
+
 class ExplicitLLMJudge(_ChatJudge):
     """CrossCheck-explicit: is `sentence` supported by the evidence passage? Pairs are (sentence, passage)."""
 
@@ -99,8 +107,33 @@ class ExplicitLLMJudge(_ChatJudge):
     prompt_version = "crosscheck-explicit-v1"
 
     def _judge(self, pairs: list[Pair]) -> list[Judgment]:
-        prompts = [EXPLICIT_PROMPT.format(context=e.replace("\n", " "), sentence=s) for s, e in pairs]
-        return [parse_explicit(text) for text in self._generate(prompts, max_new_tokens=5)]
+        return [parse_explicit(text) for text in self._generate(explicit_prompts(pairs), max_new_tokens=5)]
+
+
+class LogprobLLMJudge(_ChatJudge):
+    """CrossCheck-explicit prompt, soft score P(no) / (P(yes) + P(no)) from one forward pass per batch."""
+
+    kind = "explicit-logprob"
+    prompt_version = "crosscheck-explicit-logprob-v1"
+
+    def __init__(self, model: ChatModel, batch_size: int = 16) -> None:
+        if not isinstance(model, NextTokenScorer):
+            raise TypeError(f"{getattr(model, 'name', model)!r} cannot read next-token probabilities "
+                            "(no next_token_probs); use the default generate-and-parse mode")
+        super().__init__(model, batch_size)
+
+    def _judge(self, pairs: list[Pair]) -> list[Judgment]:
+        prompts = explicit_prompts(pairs)
+        judgments = []
+        for start in range(0, len(prompts), self.batch_size):
+            chunk = [[Message("user", [TextPart(p)])] for p in prompts[start:start + self.batch_size]]
+            for yes, no in self.model.next_token_probs(chunk, ["yes", "no"]):  # type: ignore[attr-defined]
+                raw = f"P(yes)={yes:.4g} P(no)={no:.4g}"
+                if yes + no < MIN_ANSWER_MASS:
+                    judgments.append(Judgment(UNDECIDED, undecided=True, raw=raw))
+                else:
+                    judgments.append(Judgment(no / (yes + no), raw=raw))
+        return judgments
 
 
 class ImplicitLLMJudge(_ChatJudge):

@@ -49,10 +49,12 @@ def judge_responses(
         raise ValueError(f"documents must be {n_queries} distinct ids, one per query; got {documents!r:.200}")
     judges = _judges_by_model(judge, evidence)
     sentences = {t: [split_sentences(r, language, sentence_splitter) for r in rs] for t, rs in targets.items()}
+    pairs = {model: [(s, p) for docs in sentences.values() for q, sents in enumerate(docs) for s in sents
+                     for p in passages[q]] for model, passages in evidence.items()}
+    scored = _score(pairs, judges)
     means: dict[tuple[str, int, str], list[float]] = {}
     for model, passages in evidence.items():
-        pairs = [(s, p) for docs in sentences.values() for q, sents in enumerate(docs) for s in sents for p in passages[q]]
-        scores = iter(judges[model].score_batch(pairs))
+        scores = iter(scored[model])
         for target, docs in sentences.items():
             for q, sents in enumerate(docs):
                 n = len(passages[q])
@@ -69,6 +71,20 @@ def judge_responses(
                 records.evidence.append(model)
                 records.judgments.append(means[target, q, model])
     return records
+
+
+def _score(pairs: dict[str, list[tuple[str, str]]], judges: dict[str, Judge]) -> dict[str, list[float]]:
+    """Each evidence model's pair scores, from one `score_batch` call per distinct judge (one progress bar
+    and one pass over the texts for all the evidence models it judges)."""
+    groups: dict[int, list[str]] = {}
+    for model in pairs:
+        groups.setdefault(id(judges[model]), []).append(model)
+    scored: dict[str, list[float]] = {}
+    for models in groups.values():
+        scores = iter(judges[models[0]].score_batch([pair for model in models for pair in pairs[model]]))
+        for model in models:
+            scored[model] = list(islice(scores, len(pairs[model])))
+    return scored
 
 
 def _check(targets: Mapping[str, Sequence[str]], evidence: Mapping[str, Sequence[Sequence[str]]]) -> int:

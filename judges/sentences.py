@@ -9,6 +9,7 @@ SPACY_MODEL = "en_core_web_sm"
 BACKENDS = ("auto", "spacy", "pysbd")
 
 
+@lru_cache(maxsize=None)
 def spacy_available() -> bool:
     """True when spaCy and its `en_core_web_sm` pipeline can be imported."""
     return all(importlib.util.find_spec(name) is not None for name in ("spacy", SPACY_MODEL))
@@ -47,14 +48,21 @@ def _pysbd_segmenter(language: str):
 
 
 def split_sentences(text: str, language: str = "en", backend: str = "auto") -> list[str]:
-    """Split `text` into stripped, non-empty sentences (empty or blank text gives [])."""
+    """Split `text` into stripped, non-empty sentences (empty or blank text gives []).
+
+    Splits are memoised per (text, language, splitter): a ranking asks for the same response and passage
+    many times (once per judged pair, per board and for RefCheck), and each is split once."""
     if not isinstance(text, str):
         raise TypeError(f"text must be a str, got {type(text).__name__}")
-    name = sentence_backend(language, backend)
+    return list(_split(text, language, sentence_backend(language, backend)))
+
+
+@lru_cache(maxsize=1 << 17)
+def _split(text: str, language: str, name: str) -> tuple[str, ...]:
     if not text.strip():
-        return []
+        return ()
     if name == "spacy":
         pieces = [sent.text for sent in _spacy_nlp()(text).sents]
     else:
         pieces = _pysbd_segmenter(language).segment(text)
-    return [piece.strip() for piece in pieces if piece.strip()]
+    return tuple(piece.strip() for piece in pieces if piece.strip())

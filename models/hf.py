@@ -1,7 +1,9 @@
-"""transformers adapter: Qwen2.5-Omni (thinker), Qwen2-VL / Qwen2.5-VL / LLaVA-OneVision, Qwen2-Audio.
+"""transformers adapter: Qwen2.5-Omni (thinker), Qwen2-VL / Qwen2.5-VL / LLaVA-OneVision, Qwen2-Audio, and
+any text-only causal LM (AutoModelForCausalLM: the LLM judge's models).
 
 The model class is picked from `config.model_type`; prompts go through the processor's own chat
-template (`tokenize=False`), then one `processor(text=, images=, videos=, audio=)` call per batch.
+template (`tokenize=False`), then one `processor(text=, images=, videos=, audio=)` call per batch. A text
+model without a chat template gets its messages' text as a bare prompt (as the papers' judges were run).
 
 Media hand-off:
 - video: the caller's frames are passed as arrays with `do_sample_frames=False` (the processor only
@@ -16,7 +18,6 @@ Media hand-off:
 """
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
 from importlib.metadata import version
@@ -27,6 +28,7 @@ import numpy as np
 import torch
 
 from .protocol import (
+    DTYPES,
     AudioPart,
     Conversation,
     GenerationError,
@@ -38,21 +40,52 @@ from .protocol import (
     collect,
 )
 
-DTYPES = ("auto", "bfloat16", "float16", "float32")
 VISION_TEXT_TYPES = ("qwen2_vl", "qwen2_5_vl", "llava_onevision")
 OMNI_TYPES = ("qwen2_5_omni", "qwen2_5_omni_thinker")
 AUDIO_TYPES = ("qwen2_audio",)
-SUPPORTED_TYPES = OMNI_TYPES + VISION_TEXT_TYPES + AUDIO_TYPES
+SUPPORTED_TYPES = OMNI_TYPES + VISION_TEXT_TYPES + AUDIO_TYPES + ("any text-only causal LM",)
 # Which processor attribute handles each media kind; a processor without it cannot take that kind.
 SUB_PROCESSORS = {"image": "image_processor", "video": "video_processor", "audio": "feature_extractor"}
 PART_KINDS = {ImagePart: "image", VideoPart: "video", AudioPart: "audio"}
 
 
-def _load_model(path: str, config: Any, revision: str | None, dtype: Any, device: str) -> torch.nn.Module:
+ATTENTION = ("sdpa", "flash_attention_2", "eager")
+
+
+def _on_cuda(device: str) -> bool:
+    return device.startswith("cuda") or (device == "auto" and torch.cuda.is_available())
+
+
+def resolve_dtype(dtype: str, device: str) -> str:
+    """`auto` on CUDA: bfloat16 where the GPU supports it, else float16; elsewhere the checkpoint's own dtype."""
+    if dtype != "auto" or not _on_cuda(device):
+        return dtype
+    return "bfloat16" if torch.cuda.is_bf16_supported() else "float16"
+
+
+def resolve_attention(attn_implementation: str | None, dtype: str, device: str) -> str | None:
+    """The attention kernel to ask for: the caller's, else flash-attention 2 on CUDA in 16-bit when the
+    flash_attn package is installed, else None (transformers' default: sdpa where the model supports it)."""
+    if attn_implementation is not None:
+        if attn_implementation not in ATTENTION:
+            raise ValueError(f"attn_implementation must be one of {', '.join(ATTENTION)}; got {attn_implementation!r}")
+        return attn_implementation
+    from transformers.utils import is_flash_attn_2_available
+
+    if _on_cuda(device) and dtype in ("bfloat16", "float16") and is_flash_attn_2_available():
+        return "flash_attention_2"
+    return None
+
+
+def _load_model(path: str, config: Any, revision: str | None, dtype: Any, device: str,
+                attn_implementation: str | None = None) -> torch.nn.Module:
     import transformers as tf
 
     model_type = config.model_type
+    # device "auto": device_map="auto" spreads a model larger than one GPU over all of them (accelerate).
     kwargs = dict(revision=revision, dtype=dtype, device_map=device)
+    if attn_implementation is not None:
+        kwargs["attn_implementation"] = attn_implementation
     if model_type in OMNI_TYPES:
         # Text out only: load the thinker; a full Omni checkpoint's "thinker." weights are remapped by transformers.
         thinker_config = config.thinker_config if model_type == "qwen2_5_omni" else config
@@ -61,8 +94,17 @@ def _load_model(path: str, config: Any, revision: str | None, dtype: Any, device
         return tf.AutoModelForImageTextToText.from_pretrained(path, config=config, **kwargs)
     if model_type in AUDIO_TYPES:
         return tf.Qwen2AudioForConditionalGeneration.from_pretrained(path, config=config, **kwargs)
+    if is_text_model(config):
+        return tf.AutoModelForCausalLM.from_pretrained(path, config=config, **kwargs)
     raise ValueError(f"{path}: model_type {model_type!r} is not supported by the hf adapter; "
                      f"supported: {', '.join(SUPPORTED_TYPES)}")
+
+
+def is_text_model(config: Any) -> bool:
+    """A text-only causal LM that AutoModelForCausalLM loads (the multimodal families are handled apart)."""
+    from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
+
+    return config.model_type not in SUPPORTED_TYPES and config.model_type in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
 
 
 WEIGHT_SAMPLE_BYTES = 1 << 20
@@ -94,8 +136,13 @@ class HFChatModel:
     """A transformers chat model, loaded by Hub id or local path, batched with left padding."""
 
     def __init__(self, model: str, revision: str | None = None, dtype: str = "auto", device: str = "cpu",
-                 batch_size: int = 4, processor_kwargs: dict[str, Any] | None = None, audio_in_video: bool = False):
-        from transformers import AutoConfig, AutoProcessor
+                 batch_size: int = 4, processor_kwargs: dict[str, Any] | None = None, audio_in_video: bool = False,
+                 attn_implementation: str | None = None):
+        """`device`: "cpu", "cuda", "cuda:1", ... or "auto" (device_map="auto": the model spread over every GPU).
+        `dtype`: "auto" is bfloat16 on CUDA GPUs that support it (else float16), the checkpoint's dtype elsewhere.
+        `attn_implementation`: sdpa, flash_attention_2 or eager; default flash_attention_2 on CUDA in 16-bit when
+        flash_attn is installed, else transformers' default (sdpa where supported)."""
+        from transformers import AutoConfig, AutoProcessor, AutoTokenizer
 
         if dtype not in DTYPES:
             raise ValueError(f"dtype must be one of {', '.join(DTYPES)}; got {dtype!r}")
@@ -103,69 +150,89 @@ class HFChatModel:
             raise ValueError(f"batch_size must be >= 1; got {batch_size}")
         model = str(Path(model).resolve()) if Path(model).is_dir() else model
         config = AutoConfig.from_pretrained(model, revision=revision)
+        dtype = resolve_dtype(dtype, device)
+        attention = resolve_attention(attn_implementation, dtype, device)
         torch_dtype = dtype if dtype == "auto" else getattr(torch, dtype)
-        self.model = _load_model(model, config, revision, torch_dtype, device).eval()
-        self.processor = AutoProcessor.from_pretrained(model, revision=revision)
-        self.processor.tokenizer.padding_side = "left"
+        self.model = _load_model(model, config, revision, torch_dtype, device, attention).eval()
+        self.attn_implementation = getattr(self.model.config, "_attn_implementation", attention)
+        self.text_only = is_text_model(config)
+        # A text model's "processor" is its tokenizer.
+        self.processor = (AutoTokenizer if self.text_only else AutoProcessor).from_pretrained(model, revision=revision)
+        self.tokenizer = getattr(self.processor, "tokenizer", self.processor)
+        self.tokenizer.padding_side = "left"
+        if self.tokenizer.pad_token is None:  # many base LMs ship none; batching needs one
+            self.tokenizer.pad_token = self.tokenizer.eos_token
         self.model_type = config.model_type
         if audio_in_video and self.model_type not in OMNI_TYPES:
             raise ValueError(f"audio_in_video=True needs a Qwen2.5-Omni model; {model} is {self.model_type}")
         self.audio_in_video = audio_in_video
-        self.device = device
+        self.device = str(self.model.device)
         self.batch_size = batch_size
         self.processor_kwargs = dict(processor_kwargs or {})
         self.name = f"hf:{model}"
         identity = {"model": model, "revision": revision, "dtype": dtype, "weights": _weights_id(model, config),
                     "model_type": self.model_type, "processor_kwargs": self.processor_kwargs,
                     "audio_in_video": audio_in_video}
+        if attention not in (None, "sdpa"):  # another kernel than the default sdpa can change outputs slightly
+            identity["attn_implementation"] = attention
         self.fingerprint = hashlib.sha256(json.dumps(identity, sort_keys=True, default=str).encode()).hexdigest()[:16]
         self.accepts = frozenset(kind for kind, attribute in SUB_PROCESSORS.items()
                                  if getattr(self.processor, attribute, None) is not None)
 
     def generate(self, conversations: list[Conversation], settings: GenerationSettings,
                  seeds: list[int] | None = None) -> list[list[str]]:
-        """`settings.n` texts per conversation. Sampling repeats each row n times within the batch.
+        """`settings.n` texts per conversation.
 
-        Batched sampling draws every row's tokens from the one global torch RNG, so a row's samples would
-        depend on its batch neighbours. Hence, when sampling with `seeds`, conversations run one after
-        another, each after `torch.manual_seed(its seed)` with its n copies batched together: its outputs are
-        exactly those of `generate([conversation], replace(settings, seed=seed))`. Every conversation is
-        tried; failures raise GenerationError (lowest index) with `partial` set. Greedy decoding draws
-        nothing, so it stays batched whatever the seeds.
+        Sampling: each conversation's n samples come from ONE `generate` call (`num_return_sequences=n`, the
+        processor and media encoding run once) after `torch.manual_seed(its seed)` (`seeds[i]`, else
+        `settings.seed`). Batched sampling would draw every row's tokens from the one global torch RNG, making
+        a row's samples depend on its batch neighbours; one call per conversation makes its outputs exactly
+        those of `generate([conversation], replace(settings, seed=seed))` for any batch size, process count or
+        resume. Greedy decoding draws nothing, so it is batched (`batch_size` conversations per call), shortest
+        prompts together to cut padding. Every conversation is tried; failures raise GenerationError (lowest
+        index) with `partial` set.
         """
         check_seeds(conversations, seeds)
-        if seeds is None or not settings.do_sample:
-            return self._generate(conversations, settings)
+        if not settings.do_sample:
+            return self._greedy(conversations, settings)
+        seeds = seeds if seeds is not None else [settings.seed] * len(conversations)  # type: ignore[list-item]
         outcomes: list[list[str] | GenerationError] = []
         for index, (conversation, seed) in enumerate(zip(conversations, seeds)):
             try:
-                outcomes.extend(self._generate([conversation], dataclasses.replace(settings, seed=seed), index))
+                outcomes.append(self._sample(conversation, settings, seed, index))
             except GenerationError as err:
                 outcomes.append(err)
         return collect(outcomes)
 
-    def _generate(self, conversations: list[Conversation], settings: GenerationSettings,
-                  first: int = 0) -> list[list[str]]:
-        """Batched generation from one `settings.seed`; errors name conversations as `first` + position."""
-        copies = settings.n if settings.do_sample else 1
-        interleaved = [self._interleaves(conv, first + i) for i, conv in enumerate(conversations)]
-        if settings.seed is not None:
-            torch.manual_seed(settings.seed)
-        texts: dict[int, list[str]] = {i: [] for i in range(len(conversations))}
+    def _sample(self, conversation: Conversation, settings: GenerationSettings, seed: int | None,
+                index: int) -> list[str]:
+        interleaved = self._interleaves(conversation, index)
+        if seed is not None:
+            torch.manual_seed(seed)
+        try:
+            return self._generate_batch([conversation], settings, interleaved, copies=settings.n)
+        except Exception as err:
+            raise GenerationError(f"{self.name}: generation failed for conversation(s) [{index}]: {err}",
+                                  index=index) from err
+
+    def _greedy(self, conversations: list[Conversation], settings: GenerationSettings) -> list[list[str]]:
+        """One greedy answer per conversation (repeated n times), batched by prompt size."""
+        interleaved = [self._interleaves(conv, i) for i, conv in enumerate(conversations)]
+        texts: dict[int, str] = {}
         # Audio-in-video prompts get other position ids (a per-call flag), so they are batched apart.
         for flag in (False, True):
-            rows = [i for i in range(len(conversations)) if interleaved[i] == flag for _ in range(copies)]
+            rows = sorted((i for i in range(len(conversations)) if interleaved[i] == flag),
+                          key=lambda i: _size(conversations[i]))
             for start in range(0, len(rows), self.batch_size):
                 chunk = rows[start:start + self.batch_size]
                 try:
                     outputs = self._generate_batch([conversations[i] for i in chunk], settings, flag)
                 except Exception as err:
-                    failed = sorted({first + i for i in chunk})
+                    failed = sorted(chunk)
                     raise GenerationError(f"{self.name}: generation failed for conversation(s) {failed}: {err}",
                                           index=failed[0]) from err
-                for i, text in zip(chunk, outputs):
-                    texts[i].append(text)
-        return [texts[i] * settings.n if copies == 1 else texts[i] for i in range(len(conversations))]
+                texts.update(zip(chunk, outputs))
+        return [[texts[i]] * settings.n for i in range(len(conversations))]
 
     def _interleaves(self, conversation: Conversation, index: int) -> bool:
         """True if this conversation's videos carry their soundtrack (audio_in_video); mixing is an error."""
@@ -208,7 +275,7 @@ class HFChatModel:
                         audio.append(_resample(part, sampling_rate))
                         audio_sources.append(None)
                 messages.append({"role": message.role, "content": content})
-            texts.append(self.processor.apply_chat_template(messages, tokenize=False, add_generation_prompt=True))
+            texts.append(self._prompt(messages))
         kwargs: dict[str, Any] = {"text": texts, "padding": True, "return_tensors": "pt", **self.processor_kwargs}
         if images:
             kwargs["images"] = images
@@ -225,6 +292,15 @@ class HFChatModel:
         _set_seconds_per_grid(inputs, fps, self.processor)
         return inputs.to(self.model.device)
 
+    def _prompt(self, messages: list[dict[str, Any]]) -> str:
+        """The chat-templated prompt; a text model takes string contents, or the bare text without a template."""
+        if not self.text_only:
+            return self.processor.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+        messages = [{"role": m["role"], "content": "".join(c["text"] for c in m["content"])} for m in messages]
+        if self.tokenizer.chat_template is None:
+            return "\n\n".join(m["content"] for m in messages)
+        return self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+
     def _check_accepts(self, part: Any) -> None:
         """A part the processor has no sub-processor for would be dropped silently: refuse it instead."""
         kind = PART_KINDS.get(type(part))
@@ -233,7 +309,8 @@ class HFChatModel:
 
     @torch.inference_mode()
     def _generate_batch(self, conversations: list[Conversation], settings: GenerationSettings,
-                        interleaved: bool = False) -> list[str]:
+                        interleaved: bool = False, copies: int = 1) -> list[str]:
+        """Decoded new tokens: `copies` sequences per conversation (num_return_sequences), in order."""
         inputs = self.prepare(conversations)
         # Checkpoints ship sampling defaults (Qwen2.5-VL: top_k=1, top_p=0.001); None clears them so decoding
         # is exactly what `settings` says. Other defaults (e.g. repetition_penalty) stay the checkpoint's.
@@ -242,9 +319,57 @@ class HFChatModel:
                     "top_p": settings.top_p if settings.do_sample else None}
         if interleaved:
             sampling["use_audio_in_video"] = True
-        output = self.model.generate(**inputs, max_new_tokens=settings.max_new_tokens, **sampling)
+        output = self.model.generate(**inputs, max_new_tokens=settings.max_new_tokens,
+                                     num_return_sequences=copies, **sampling)
         new_tokens = output[:, inputs["input_ids"].shape[1]:]
-        return self.processor.batch_decode(new_tokens, skip_special_tokens=True)
+        return self.tokenizer.batch_decode(new_tokens, skip_special_tokens=True)
+
+    @torch.inference_mode()
+    def next_token_probs(self, conversations: list[Conversation], words: list[str]) -> list[list[float]]:
+        """Per conversation, the probability that the reply's first token is each word (any casing, with or
+        without a leading space: the sum over those single tokens). One forward pass per batch of
+        `batch_size` prompts, shortest first, through `generate(max_new_tokens=1)`, which builds every
+        family's position ids and computes the last position's logits only."""
+        ids = [word_token_ids(self.tokenizer, word) for word in words]
+        order = sorted(range(len(conversations)), key=lambda i: _size(conversations[i]))
+        probs: dict[int, list[float]] = {}
+        for start in range(0, len(order), self.batch_size):
+            chunk = order[start:start + self.batch_size]
+            inputs = self.prepare([conversations[i] for i in chunk])
+            output = self.model.generate(**inputs, max_new_tokens=1, do_sample=False, num_beams=1, top_k=None,
+                                         temperature=None, top_p=None, output_logits=True,
+                                         return_dict_in_generate=True)
+            first = torch.softmax(output.logits[0].float(), dim=-1)
+            for row, i in enumerate(chunk):
+                probs[i] = [first[row, word_ids].sum().item() for word_ids in ids]
+        return [probs[i] for i in range(len(conversations))]
+
+
+def word_token_ids(tokenizer: Any, word: str) -> list[int]:
+    """The single tokens that spell `word` (lower, Capitalised, UPPER; with and without a leading space)."""
+    variants = {form for base in (word.lower(), word.capitalize(), word.upper()) for form in (base, " " + base)}
+    ids = sorted({encoded[0] for encoded in (tokenizer.encode(v, add_special_tokens=False) for v in variants)
+                  if len(encoded) == 1})
+    if not ids:
+        raise ValueError(f"no single token of this tokenizer spells {word!r}; the logprob judge needs one "
+                         "(use the default generate-and-parse mode)")
+    return ids
+
+
+def _size(conversation: Conversation) -> tuple[int, int]:
+    """Sort key standing in for the prompt length: media elements (pixels, audio samples), then text length."""
+    media = text = 0
+    for message in conversation:
+        for part in message.content:
+            if isinstance(part, TextPart):
+                text += len(part.text)
+            elif isinstance(part, VideoPart):
+                media += part.frames.size
+            elif isinstance(part, ImagePart):
+                media += part.image.width * part.image.height * 3
+            elif isinstance(part, AudioPart):
+                media += part.samples.size
+    return media, text
 
 
 def _audio_from_video_kwargs(processor: Any, audio_sources: list[int | None],

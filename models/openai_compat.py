@@ -12,6 +12,7 @@ import dataclasses
 import hashlib
 import io
 import json
+import math
 import os
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -34,6 +35,7 @@ from .protocol import (
 )
 
 VIDEO_MODES = ("frames", "vllm")
+TOP_LOGPROBS = 20  # the most the OpenAI API returns; vLLM allows more (its --max-logprobs, default 20)
 RETRY_STATUS = frozenset({408, 409, 429}) | frozenset(range(500, 600))
 
 
@@ -162,6 +164,29 @@ class OpenAIChatModel:
             body.update(_vllm_video_kwargs(conversation))
         body.update(self.extra_body)
         return body
+
+    def next_token_probs(self, conversations: list[Conversation], words: list[str]) -> list[list[float]]:
+        """Per conversation, P(the reply's first token is each word), from one `max_tokens=1` request with
+        `logprobs` (the server's top TOP_LOGPROBS tokens; a word's variants in casing and spacing are summed).
+        A server that returns no logprobs raises GenerationError saying so."""
+        with ThreadPoolExecutor(max_workers=self.concurrency) as pool:
+            futures = [pool.submit(self._first_token, i, conv, words) for i, conv in enumerate(conversations)]
+        return collect([self._outcome(future) for future in futures])
+
+    def _first_token(self, index: int, conversation: Conversation, words: list[str]) -> list[float]:
+        body = self.request_body(conversation, GenerationSettings(max_new_tokens=1), n=1)
+        body.update(logprobs=True, top_logprobs=TOP_LOGPROBS)
+        choices = self._post(index, body).get("choices") or [{}]
+        content = (choices[0].get("logprobs") or {}).get("content") or []
+        if not content or "top_logprobs" not in content[0]:
+            raise GenerationError(f"{self.name}: conversation {index}: the server returned no logprobs; it does not "
+                                  "offer them (use the LLM judge's default mode=generate)", index=index)
+        probs = dict.fromkeys(words, 0.0)
+        for entry in content[0]["top_logprobs"]:
+            word = entry["token"].strip().lower()
+            if word in probs:
+                probs[word] += math.exp(entry["logprob"])
+        return [probs[word] for word in words]
 
     def _complete(self, index: int, conversation: Conversation, settings: GenerationSettings) -> list[str]:
         texts: list[str] = []

@@ -70,6 +70,7 @@ class Message:
 
 
 Conversation = list[Message]
+DTYPES = ("auto", "bfloat16", "float16", "float32")  # weight dtypes of adapters that run on this machine
 
 
 @dataclass(frozen=True)
@@ -124,6 +125,15 @@ class ChatModel(Protocol):
         conversation is sampled from its own seed, so its sampled outputs are those of a call with it alone
         (`settings.seed=seed`), whatever else shares the call.
         """
+        ...
+
+
+@runtime_checkable
+class NextTokenScorer(Protocol):
+    """An adapter that can read the first reply token's distribution (the LLM judge's logprob mode)."""
+
+    def next_token_probs(self, conversations: list[Conversation], words: list[str]) -> list[list[float]]:
+        """Per conversation, the probability that the reply starts with each of `words` (any casing)."""
         ...
 
 

@@ -11,6 +11,10 @@ from hallubench.judges import CachedJudge, JudgmentCache, judge_responses, split
 from hallubench.ranking.aggregate import score_records
 
 JUDGES = ("embedding", "nli", "llm")
+# Pairs per judge call (and per cache write). The embedding judge encodes each call's new texts together, so
+# large calls keep the encoder's batches full; model judges batch their own forward passes inside a call.
+PAIRS_PER_CALL = {"embedding": 2048, "llm": 256}
+LLM_MODES = ("generate", "logprob")
 REFERENCE = "reference"
 
 
@@ -23,6 +27,8 @@ def check_judge(kind: str, judge_args: Mapping[str, Any] | None = None) -> None:
         raise ConfigError("--judge nli needs --judge-args pretrained=MNLI_CHECKPOINT")
     if kind == "llm" and "pretrained" not in args and "model" not in args:
         raise ConfigError("--judge llm needs --judge-args pretrained=CHECKPOINT (and adapter=hf|openai)")
+    if kind == "llm" and args.get("mode", "generate") not in LLM_MODES:
+        raise ConfigError(f"--judge-args mode={args['mode']!r} for --judge llm: choose one of {', '.join(LLM_MODES)}")
     if kind in ("embedding", "nli"):  # the llm judge passes unknown keys on to its model adapter
         allowed = _judge_parameters(kind)
         unknown = sorted(set(args) - allowed)
@@ -48,8 +54,9 @@ def make_judge(kind: str, judge_args: Mapping[str, Any] | None = None, cache: Ju
 
     embedding: model_dir, device, batch_size (default: the bundled all-MiniLM-L6-v2, offline);
     nli: pretrained (MNLI checkpoint, required), device, batch_size, contradiction, entailment;
-    llm (CrossCheck-explicit prompt): adapter (hf|openai, default hf), batch_size, the rest to the adapter
-    (pretrained=..., dtype=..., as in --model-args).
+    llm (CrossCheck-explicit prompt): adapter (hf|openai, default hf), batch_size, mode (generate: the paper's
+    generate-and-parse, default; logprob: P(no) / (P(yes) + P(no)) from one forward pass, its own judge id),
+    the rest to the adapter (pretrained=..., dtype=..., as in --model-args).
     """
     check_judge(kind, judge_args)
     args = dict(judge_args or {})
@@ -63,16 +70,19 @@ def make_judge(kind: str, judge_args: Mapping[str, Any] | None = None, cache: Ju
 
             judge = NLIJudge.from_pretrained(args.pop("pretrained"), **args)
         else:  # "llm"; check_judge refused any other kind
-            from hallubench.judges.llm import ExplicitLLMJudge
+            from hallubench.judges.llm import ExplicitLLMJudge, LogprobLLMJudge
             from hallubench.models import get_model
 
             adapter, batch_size = args.pop("adapter", "hf"), int(args.pop("batch_size", 16))
+            judge_class = LogprobLLMJudge if args.pop("mode", "generate") == "logprob" else ExplicitLLMJudge
             if "pretrained" in args and "model" not in args:
                 args["model"] = args.pop("pretrained")
-            judge = ExplicitLLMJudge(get_model(adapter, **args), batch_size=batch_size)
+            if adapter == "hf":  # the adapter batches the judge's prompts in one forward pass
+                args.setdefault("batch_size", batch_size)
+            judge = judge_class(get_model(adapter, **args), batch_size=batch_size)
     except TypeError as err:  # an unknown keyword in --judge-args
         raise ConfigError(f"--judge-args for --judge {kind}: {err}") from None
-    return CachedJudge(judge, cache)
+    return CachedJudge(judge, cache, batch_size=PAIRS_PER_CALL.get(kind, 64))
 
 
 @dataclass

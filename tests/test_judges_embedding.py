@@ -34,14 +34,21 @@ def test_score_is_one_minus_max_cosine_over_evidence_sentences(judge):
     assert judge(sentence, EVIDENCE) == pytest.approx(min(1.0, max(0.0, expected)), abs=1e-5)
 
 
-def test_batch_embeds_each_distinct_text_once(judge, monkeypatch):
+def test_each_distinct_text_is_embedded_once_across_batches(judge, monkeypatch):
     seen = []
     encode = judge.model.encode
     monkeypatch.setattr(judge.model, "encode", lambda texts, **kw: seen.append(list(texts)) or encode(texts, **kw))
-    pairs = [("A cat sat.", EVIDENCE), ("A cat sat.", EVIDENCE), ("A dog ran.", EVIDENCE), ("A cat sat.", "A cat sat.")]
+    evidence = "A heron stood in the reeds. The river was cold."
+    pairs = [("A cat sat.", evidence), ("A cat sat.", evidence), ("A dog ran.", evidence), ("A cat sat.", "A cat sat.")]
     scores = judge.score_batch(pairs)
-    assert len(seen) == 1 and len(seen[0]) == len(set(seen[0])) == 4  # 2 sentences + 2 evidence sentences
+    assert len(seen) == 1 and sorted(seen[0]) == sorted({"A cat sat.", "A dog ran.", "A heron stood in the reeds.",
+                                                          "The river was cold."})
     assert scores[0] == scores[1] and scores[3] == pytest.approx(0.0, abs=1e-5)
+    # A later batch sharing those texts encodes only its new one, and scores them as before.
+    before = judge.counters["encoded"]
+    again = judge.score_batch([("A dog ran.", evidence), ("A fox hid.", evidence), ("A cat sat.", evidence)])
+    assert seen[1:] == [["A fox hid."]] and judge.counters["encoded"] == before + 1
+    assert again[0] == pytest.approx(scores[2]) and again[2] == pytest.approx(scores[0])
 
 
 def test_empty_evidence_supports_nothing(judge):

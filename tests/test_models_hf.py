@@ -229,10 +229,10 @@ def test_fingerprint_follows_weights_retrained_in_place(tmp_path):
 
 
 def test_unsupported_model_type_names_the_choices(tmp_path):
-    from transformers import GPT2Config
+    from transformers import CLIPConfig
 
-    GPT2Config(n_layer=1, n_embd=8, n_head=2).save_pretrained(tmp_path)
-    with pytest.raises(ValueError, match="gpt2.*supported: " + ", ".join(SUPPORTED_TYPES)):
+    CLIPConfig().save_pretrained(tmp_path)  # neither a supported multimodal family nor a causal LM
+    with pytest.raises(ValueError, match="clip.*supported: " + ", ".join(SUPPORTED_TYPES)):
         HFChatModel(str(tmp_path))
 
 
