@@ -17,7 +17,6 @@ from hallubench.harness.parsers import get_parser
 from hallubench.harness.results_schema import GroupResult, TaskResult
 
 METRICS_DIR = Path(__file__).resolve().parents[1] / "metrics"
-GROUP_COLUMN = "group"
 # Per-item bookkeeping in metric outputs that results.json reports in its own fields.
 _NOT_METRICS = ("by_group", "unparsed", "unparsed_indices", "n")
 
@@ -52,11 +51,18 @@ def _counts(task: Task, records: list[dict[str, Any]], into: GroupResult) -> lis
     return ok
 
 
+def group_names(record: dict[str, Any]) -> list[str]:
+    """The groups a record counts in: one per breakdown (a task's `group` may give one name or several)."""
+    group = record.get("group")
+    return [] if group is None else [group] if isinstance(group, str) else list(group)
+
+
 def _metric_kwargs(task: Task, ok: list[dict[str, Any]]) -> dict[str, Any]:
     kwargs: dict[str, Any] = {"predictions": [r["outputs"][0] for r in ok],
-                              "references": [r["reference"] for r in ok]}
+                              "references": [r["reference"] for r in ok], **task.metric_args}
     if task.group is not None:
-        kwargs["groups"] = {GROUP_COLUMN: [r["group"] for r in ok]}
+        names = [group_names(r) for r in ok]
+        kwargs["groups"] = {str(level): [n[level] for n in names] for level in range(len(names[0]))}
     per_item: dict[str, list[Any]] = defaultdict(list)
     for record in ok:
         for name, value in (record.get("metric_inputs") or {}).items():
@@ -83,13 +89,15 @@ def score_task(task: Task, records: list[dict[str, Any]], n_total: int) -> TaskR
     by_group: dict[str, list[dict[str, Any]]] = defaultdict(list)
     if task.group is not None:
         for record in records:
-            by_group[record["group"]].append(record)
+            for name in group_names(record):
+                by_group[name].append(record)
         for name in sorted(by_group):
             result.groups[name] = GroupResult()
             _counts(task, by_group[name], result.groups[name])
     if task.metric is not None and ok:
         output = load_metric(task.metric).compute(**_metric_kwargs(task, ok))
         result.metrics = _values(output)
-        for name, values in output.get("by_group", {}).get(GROUP_COLUMN, {}).items():
-            result.groups[name].metrics = _values(values)
+        for breakdown in output.get("by_group", {}).values():
+            for name, values in breakdown.items():
+                result.groups[name].metrics = _values(values)
     return result

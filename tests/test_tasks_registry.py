@@ -37,7 +37,9 @@ def test_cmm_prompt_appends_the_paper_suffix_and_samples_at_0_2():
     assert task.prompt({"question": "Did you hear a dog barking?"}) == "Did you hear a dog barking? Answer with yes or no."
     assert task.generation.temperature == 0.2 and task.generation.do_sample
     assert (task.config, task.metric, task.parser) == ("all", "pa_hr", "yes_no")
-    assert task.group({"sub_category": "overrely_visual_ignore_audio"}) == "overrely_visual_ignore_audio"
+    assert task.metric_args == {"mode": "official"}  # the paper's "begins with yes/no" rule
+    row = {"sub_category": "overrely_visual_ignore_audio", "granularity": "event-level"}
+    assert task.group(row) == ("overrely_visual_ignore_audio", "overrely_visual_ignore_audio / event-level")
 
 
 @pytest.mark.parametrize("name, prompt", [
