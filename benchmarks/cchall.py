@@ -65,7 +65,7 @@ def metric_inputs(row: Row) -> dict:
     return {"options": [found[letter] for letter in "ABCD"] if sorted(found) == list("ABCD") else None}
 
 
-def _task(name: str, prompt, max_new_tokens: int) -> Task:
+def _task(name: str, prompt, max_new_tokens: int, version: int) -> Task:
     return Task(
         name=name,
         benchmark="cchall",
@@ -78,11 +78,13 @@ def _task(name: str, prompt, max_new_tokens: int) -> Task:
         reference=lambda row: row["label"],
         group=lambda row: row["dataset_source"],
         metric_inputs=metric_inputs,
+        higher_is_better={"accuracy": True, "macro_f1": True},
+        version=version,
         source="Zhang et al. 2025, ACL, arXiv:2505.19108; github.com/BRZ911/CCHall README get_prompt",
     )
 
 
 TASKS = (
-    _task("cchall", direct_prompt, 256),
-    _task("cchall_cot", cot_prompt, 1024),
+    _task("cchall", direct_prompt, 256, version=1),
+    _task("cchall_cot", cot_prompt, 1024, version=2),  # 2: the paper's Figure 11 prompt
 )

@@ -37,6 +37,9 @@ TASKS = (
         parser="yes_no",
         metric="pa_hr",
         metric_args={"mode": "official"},
+        # yes_ratio is best at the references' share (0.5 in CMM), so neither direction is better.
+        higher_is_better={"pa": True, "hr": True, "accuracy": True, "yes_ratio": None},
+        version=2,  # 2: headline by the paper's "begins with yes/no" rule, sub_category × granularity groups
         reference=lambda row: row["answer"],
         group=groups,
         source="Leng et al. 2024, arXiv:2410.12787; github.com/DAMO-NLP-SG/CMM",

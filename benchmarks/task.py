@@ -36,6 +36,8 @@ class Task:
     sub_category and sub_category × granularity), and the item counts in each. `metric_inputs` gives
     further per-item metric arguments (also given to the parser, e.g. CCHall's option names);
     `metric_args` fixed arguments of the metric (e.g. the scoring rule the paper uses).
+    `higher_is_better` gives each metric's direction (None: no better direction, e.g. a yes-ratio), and
+    `version` is bumped whenever prompt, parsing or scoring change, so results.json says which numbers compare.
     """
 
     name: str
@@ -52,5 +54,7 @@ class Task:
     group: Callable[[Row], str | tuple[str, ...]] | None = None
     metric_inputs: Callable[[Row], dict[str, Any]] | None = None
     metric_args: Mapping[str, Any] = field(default_factory=dict)
+    higher_is_better: Mapping[str, bool | None] = field(default_factory=dict)
+    version: int = 1
     scored_by: str | None = None
     source: str = ""
