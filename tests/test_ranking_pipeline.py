@@ -125,8 +125,13 @@ def test_ranking_folder(setup, runs):
         scores = [float(r["crosscheck"]) for r in ranked]
         assert scores == sorted(scores) and {r["model"] for r in ranked} == {"omni-a", "omni-b", "omni-c"}
         assert [r["model"] for r in ranked] == second["boards"][board]["ranking"]
+        assert all(float(r["ci_low"]) <= float(r["crosscheck"]) <= float(r["ci_high"]) for r in ranked)
+        tests = second["boards"][board]["uncertainty"]["adjacent_sign_tests"]
+        assert [float(r["p_vs_next"]) for r in ranked[:-1]] == pytest.approx([t["p"] for t in tests])
+        assert ranked[-1]["p_vs_next"] == "" and all(t["wins"] + t["losses"] + t["ties"] == 2 for t in tests)
     md = (folder / "leaderboard.md").read_text()
     assert all(f"### {b}" in md for b in BOARDS) and "judge calls made" in md
+    assert "| 95% CI | vs next: sign test p |" in md and "bootstrap 95% percentile interval" in md
     visual = second["boards"]["avhallubench_visual"]
     assert set(visual["eta"]["omni-a"]) == {"omni-a", "omni-b", "omni-c"}  # self-inclusion
     assert sum(visual["eta"]["omni-a"].values()) == pytest.approx(1.0)
