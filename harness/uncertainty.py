@@ -48,7 +48,8 @@ def bootstrap_stderr(compute: Callable[..., dict[str, Any]], per_item: dict[str,
     by_group: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     from tqdm.auto import tqdm
 
-    for _ in tqdm(range(RESAMPLES), desc=progress, disable=progress is None, leave=False):
+    # disable=None: tqdm shows the bar on a terminal only (and honours TQDM_DISABLE).
+    for _ in tqdm(range(RESAMPLES), desc=progress, disable=True if progress is None else None, leave=False):
         picks = np.concatenate([block[rng.integers(0, len(block), len(block))] for block in blocks])
         kwargs = {name: {c: [v[i] for i in picks] for c, v in values.items()} if isinstance(values, dict)
                   else [values[i] for i in picks] for name, values in per_item.items()}
