@@ -34,7 +34,9 @@ def plot_results(results: Results, path: Path) -> Path | None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(len(tasks), 1, figsize=(11, 3.2 * len(tasks)), squeeze=False)
+    # CMM has 18 groups (sub-category and sub-category × granularity): widen so their labels stay legible.
+    width = max(11.0, 0.75 * max(len(task.groups) + 1 for task in tasks.values()))
+    fig, axes = plt.subplots(len(tasks), 1, figsize=(width, 3.6 * len(tasks)), squeeze=False)
     for ax, (name, task) in zip(axes[:, 0], tasks.items()):
         groups = {"all": task, **task.groups}
         values = {group: _fractions(result) for group, result in groups.items()}
@@ -45,7 +47,7 @@ def plot_results(results: Results, path: Path) -> Path | None:
             ax.bar(xs, [values[group].get(metric, 0.0) for group in groups], width, label=metric,
                    yerr=[_stderr(result, metric) for result in groups.values()], capsize=2, error_kw={"lw": 0.8})
         ax.set_xticks(range(len(groups)), [f"{g} (n={r.n_selected})" for g, r in groups.items()], fontsize=8,
-                      rotation=15, ha="right")
+                      rotation=30, ha="right")
         ax.set_ylim(0, 1.18)  # headroom for the legend
         ax.set_yticks([0, 0.25, 0.5, 0.75, 1.0])
         ax.set_title(f"{name} ({task.metric})")
