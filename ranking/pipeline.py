@@ -47,6 +47,11 @@ def _audio_visual_board(described: str, by_task: Mapping[str, TaskResponses], bo
                        temperature=temperature, evidence_modality=modality, selfcheck_scores=selfcheck)
 
 
+def _sample_counts(responses: TaskResponses) -> dict[str, int]:
+    """Per model, its largest number of sampled passages per item (N_j of eq. 2)."""
+    return {model: max(map(len, samples), default=0) for model, samples in sorted(responses.samples.items())}
+
+
 def _correlations(board: Board, reference) -> dict[str, Any]:
     out = {}
     scores, docs = board.results["scores"], board.results["document_scores"]
@@ -90,6 +95,11 @@ def rank(run_dirs: Mapping[str, Path] | Sequence[Path], output_dir: Path, *, tas
         if r.dropped:
             boards[r.task].notes.append("items not answered by every model, left out: "
                                         + "; ".join(f"{m}: {', '.join(ids)}" for m, ids in r.dropped.items()))
+        counts = _sample_counts(r)
+        if len(set(counts.values())) > 1:
+            boards[r.task].notes.append("evidence models drew different numbers of samples per item ("
+                                        + ", ".join(f"{m}: {n}" for m, n in counts.items()) + "); each model's "
+                                        "judgments are weighed by eta alone, not eta × samples as eq. 2 pools them")
     by_task = {r.task: r for r in responses}
     if VISUAL in by_task and AUDIO in by_task:
         for described, name in AUDIO_VISUAL_BOARDS.items():
