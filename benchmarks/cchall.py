@@ -5,9 +5,12 @@ github.com/BRZ911/CCHall (commit 3637fced, "Evaluation for reproduction on GPT-4
 definitions, the question, both answers and the options, ending in the "Final Answer: [Option].
 [Option Content]." instruction. The authors used `max_tokens=256` and greedy API defaults.
 
-Step-by-step (CoT) prompt: the repository publishes only the Direct prompt, and the paper's CoT text
-was not in the sources we could reach; `cchall_cot` therefore inserts the zero-shot CoT trigger of
-Kojima et al. 2022 ("Let's think step by step.") before the output format, and allows a longer answer.
+Step-by-step (CoT) prompt (`cchall_cot`): the paper's Figure 11 (Zhang et al. 2025, arXiv:2505.19108),
+the same task text with the trigger "Let's think step by step!" before the output format, and the answer
+asked as "[Option]. [Hallucination Type]" behind the Direct prompt's "Final Answer:" (so the same option
+parser reads both). The repository publishes only the Direct prompt; the trigger and answer format are
+as the paper's figure gives them, the figure's remaining wording could not be read from the sources we
+reached, so the rest is the authors' Direct text. It allows a longer answer for the reasoning.
 Scored by the `cchall` metric (accuracy / macro-F1) with a per-`dataset_source` breakdown.
 """
 import re
@@ -35,7 +38,8 @@ OUTPUT_FORMAT = """
 Output Format
 **At the end of the analysis, provide a final, concise, and definitive answer in the following format:**
 **Final Answer: [Option]. [Option Content].**"""
-COT_TRIGGER = "\nLet's think step by step.\n"
+COT_TRIGGER = "\nLet's think step by step!\n"
+COT_OUTPUT_FORMAT = OUTPUT_FORMAT.replace("[Option Content]", "[Hallucination Type]")
 _OPTION = re.compile(r"(?m)^\s*([A-D])[.)]\s*(.+?)\s*$")
 
 
@@ -50,8 +54,8 @@ def direct_prompt(row: Row) -> str:
 
 
 def cot_prompt(row: Row) -> str:
-    """The Direct prompt with the zero-shot step-by-step trigger before the output format."""
-    return _fill(row) + COT_TRIGGER + OUTPUT_FORMAT
+    """The paper's CoT prompt (Figure 11): the task, "Let's think step by step!", then the answer format."""
+    return _fill(row) + COT_TRIGGER + COT_OUTPUT_FORMAT
 
 
 def metric_inputs(row: Row) -> dict:
@@ -61,7 +65,7 @@ def metric_inputs(row: Row) -> dict:
     return {"options": [found[letter] for letter in "ABCD"] if sorted(found) == list("ABCD") else None}
 
 
-def _task(name: str, prompt, max_new_tokens: int) -> Task:
+def _task(name: str, prompt, max_new_tokens: int, version: int) -> Task:
     return Task(
         name=name,
         benchmark="cchall",
@@ -74,11 +78,13 @@ def _task(name: str, prompt, max_new_tokens: int) -> Task:
         reference=lambda row: row["label"],
         group=lambda row: row["dataset_source"],
         metric_inputs=metric_inputs,
+        higher_is_better={"accuracy": True, "macro_f1": True},
+        version=version,
         source="Zhang et al. 2025, ACL, arXiv:2505.19108; github.com/BRZ911/CCHall README get_prompt",
     )
 
 
 TASKS = (
-    _task("cchall", direct_prompt, 256),
-    _task("cchall_cot", cot_prompt, 1024),
+    _task("cchall", direct_prompt, 256, version=1),
+    _task("cchall_cot", cot_prompt, 1024, version=2),  # 2: the paper's Figure 11 prompt
 )

@@ -5,7 +5,7 @@ A task module in this package defines `TASKS: tuple[Task, ...]`; the registry
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
 from hallubench.models.protocol import GenerationSettings
@@ -32,8 +32,12 @@ class Task:
     `samples` are extra stochastic generations per item (for self/cross-checking); `None` for none.
     `metric` is the packaged metric folder scoring this task inside one run, or `None` when the task is
     scored across runs (`scored_by` says by what). `reference` and `group` read the metric reference and
-    the breakdown group from a row; `metric_inputs` any further per-item metric arguments (also given to
-    the parser, e.g. CCHall's option names).
+    the breakdown group from a row; `group` may return a tuple, one group per breakdown (e.g. CMM's
+    sub_category and sub_category × granularity), and the item counts in each. `metric_inputs` gives
+    further per-item metric arguments (also given to the parser, e.g. CCHall's option names);
+    `metric_args` fixed arguments of the metric (e.g. the scoring rule the paper uses).
+    `higher_is_better` gives each metric's direction (None: no better direction, e.g. a yes-ratio), and
+    `version` is bumped whenever prompt, parsing or scoring change, so results.json says which numbers compare.
     """
 
     name: str
@@ -47,7 +51,10 @@ class Task:
     split: str = "test"
     samples: GenerationSettings | None = None
     reference: Callable[[Row], Any] | None = None
-    group: Callable[[Row], str] | None = None
+    group: Callable[[Row], str | tuple[str, ...]] | None = None
     metric_inputs: Callable[[Row], dict[str, Any]] | None = None
+    metric_args: Mapping[str, Any] = field(default_factory=dict)
+    higher_is_better: Mapping[str, bool | None] = field(default_factory=dict)
+    version: int = 1
     scored_by: str | None = None
     source: str = ""

@@ -10,6 +10,7 @@ import yaml
 
 from hallubench.harness.results_schema import Results, TaskResult
 from hallubench.harness.report import markdown_table
+from hallubench.harness.uncertainty import STDERR
 
 # RunOptions fields that describe where files went on the machine that ran, not what was evaluated.
 _LOCAL_OPTIONS = ("output_dir",)
@@ -46,11 +47,16 @@ def _format(value: float) -> str:
     return f"{value:.4f}" if isinstance(value, float) else str(value)
 
 
+def _stderr(value: float | None) -> str:
+    return "" if value is None else f" ± {value:.4f}"
+
+
 def _task_rows(name: str, task: TaskResult) -> list[list[Any]]:
     counts = [task.n_selected, task.n_unparsed, task.n_errors]
     if task.metric is None:
         return [[name, "-", f"scored by {task.scored_by}", *counts]]
-    rows = [[name, metric, _format(value), *counts] for metric, value in task.metrics.items() if is_scalar(value)]
+    rows = [[name, metric, _format(value) + _stderr(task.metrics.get(metric + STDERR)), *counts]
+            for metric, value in task.metrics.items() if is_scalar(value) and not metric.endswith(STDERR)]
     return rows or [[name, "-", "no metric value (all samples failed or unparsed)", *counts]]
 
 

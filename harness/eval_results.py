@@ -16,6 +16,7 @@ from huggingface_hub import EvalResultEntry, eval_result_entries_to_yaml
 from huggingface_hub.utils import HFValidationError, validate_repo_id
 
 from hallubench.harness.dataset_card import is_scalar
+from hallubench.harness.uncertainty import STDERR
 from hallubench.harness.results_schema import Results, TaskResult
 
 
@@ -48,7 +49,7 @@ def task_entries(results: Results, name: str, dataset_id: str, source_url: str) 
     return [EvalResultEntry(dataset_id=dataset_id, task_id=f"{name}_{metric}", value=value,
                             date=results.run.finished or None, source_url=source_url,
                             source_name="hallubench samples and results", notes=_notes(results, task))
-            for metric, value in task.metrics.items() if is_scalar(value)]
+            for metric, value in task.metrics.items() if is_scalar(value) and not metric.endswith(STDERR)]
 
 
 def eval_result_files(results: Results, results_repo: str, source_url: str,

@@ -1,22 +1,27 @@
 """results.png: per scored task, its fraction-valued metrics (and the share of unparsed answers) for the
-whole task and each group, side by side, so a model's profile across e.g. CMM's sub-categories is seen
-at a glance."""
+whole task and each group, side by side, with ±1 standard error bars, so a model's profile across e.g.
+CMM's sub-categories is seen at a glance, and which differences are noise."""
 from __future__ import annotations
 
 from pathlib import Path
 
 from hallubench.harness.results_schema import GroupResult, Results
+from hallubench.harness.uncertainty import STDERR, fractions
 
 PLOT = "results.png"
 
 
 def _fractions(result: GroupResult) -> dict[str, float]:
-    """The metrics with a value in [0, 1], plus the unparsed share of the selected samples."""
-    values = {name: float(v) for name, v in result.metrics.items()
-              if isinstance(v, (int, float)) and not isinstance(v, bool) and 0.0 <= v <= 1.0}
+    """The metrics with a value in [0, 1] (not their standard errors), plus the unparsed share of the selected
+    samples."""
+    values = {name: v for name, v in fractions(result.metrics).items() if not name.endswith(STDERR)}
     if result.n_selected:
         values["unparsed share"] = result.n_unparsed / result.n_selected
     return values
+
+
+def _stderr(result: GroupResult, metric: str) -> float:
+    return result.metrics.get(metric + STDERR) or 0.0
 
 
 def plot_results(results: Results, path: Path) -> Path | None:
@@ -29,7 +34,9 @@ def plot_results(results: Results, path: Path) -> Path | None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(len(tasks), 1, figsize=(11, 3.2 * len(tasks)), squeeze=False)
+    # CMM has 18 groups (sub-category and sub-category × granularity): widen so their labels stay legible.
+    width = max(11.0, 0.75 * max(len(task.groups) + 1 for task in tasks.values()))
+    fig, axes = plt.subplots(len(tasks), 1, figsize=(width, 3.6 * len(tasks)), squeeze=False)
     for ax, (name, task) in zip(axes[:, 0], tasks.items()):
         groups = {"all": task, **task.groups}
         values = {group: _fractions(result) for group, result in groups.items()}
@@ -37,9 +44,10 @@ def plot_results(results: Results, path: Path) -> Path | None:
         width = 0.8 / max(len(metrics), 1)
         for i, metric in enumerate(metrics):
             xs = [g + (i - (len(metrics) - 1) / 2) * width for g in range(len(groups))]
-            ax.bar(xs, [values[group].get(metric, 0.0) for group in groups], width, label=metric)
+            ax.bar(xs, [values[group].get(metric, 0.0) for group in groups], width, label=metric,
+                   yerr=[_stderr(result, metric) for result in groups.values()], capsize=2, error_kw={"lw": 0.8})
         ax.set_xticks(range(len(groups)), [f"{g} (n={r.n_selected})" for g, r in groups.items()], fontsize=8,
-                      rotation=15, ha="right")
+                      rotation=30, ha="right")
         ax.set_ylim(0, 1.18)  # headroom for the legend
         ax.set_yticks([0, 0.25, 0.5, 0.75, 1.0])
         ax.set_title(f"{name} ({task.metric})")

@@ -4,11 +4,18 @@ from __future__ import annotations
 from typing import Any
 
 from hallubench.harness.results_schema import GroupResult, Results
+from hallubench.harness.uncertainty import STDERR
 
 
 def _metrics(metrics: dict[str, Any]) -> str:
-    flat = [f"{k}={v:.4f}" if isinstance(v, float) else f"{k}={v}" for k, v in metrics.items()
-            if isinstance(v, (int, float, str))]
+    """name=value, with ±stderr where the metric has one."""
+    flat = []
+    for k, v in metrics.items():
+        if k.endswith(STDERR) or not isinstance(v, (int, float, str)):
+            continue
+        stderr = metrics.get(k + STDERR)
+        flat.append(f"{k}={v:.4f}" + (f"±{stderr:.4f}" if stderr is not None else "") if isinstance(v, float)
+                    else f"{k}={v}")
     return ", ".join(flat) or "-"
 
 

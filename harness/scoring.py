@@ -3,7 +3,8 @@
 Works from sample records alone, so `--from-outputs` re-scores a run folder without the model. The
 metric gets the raw outputs of the samples without errors (metrics parse them with the same parser
 the harness logs, and count unparseable outputs as wrong); errors and unparseable outputs are counted
-per task and per group.
+per task and per group. Every fraction metric gets `<name>_stderr` beside it (harness/uncertainty.py says
+how), and each task its version and each metric's direction (`higher_is_better`).
 """
 from __future__ import annotations
 
@@ -15,9 +16,9 @@ from typing import Any
 from hallubench.benchmarks.task import Task
 from hallubench.harness.parsers import get_parser
 from hallubench.harness.results_schema import GroupResult, TaskResult
+from hallubench.harness.uncertainty import METHOD, STDERR, bootstrap_stderr, fractions
 
 METRICS_DIR = Path(__file__).resolve().parents[1] / "metrics"
-GROUP_COLUMN = "group"
 # Per-item bookkeeping in metric outputs that results.json reports in its own fields.
 _NOT_METRICS = ("by_group", "unparsed", "unparsed_indices", "n")
 
@@ -52,11 +53,18 @@ def _counts(task: Task, records: list[dict[str, Any]], into: GroupResult) -> lis
     return ok
 
 
-def _metric_kwargs(task: Task, ok: list[dict[str, Any]]) -> dict[str, Any]:
-    kwargs: dict[str, Any] = {"predictions": [r["outputs"][0] for r in ok],
-                              "references": [r["reference"] for r in ok]}
+def group_names(record: dict[str, Any]) -> list[str]:
+    """The groups a record counts in: one per breakdown (a task's `group` may give one name or several)."""
+    group = record.get("group")
+    return [] if group is None else [group] if isinstance(group, str) else list(group)
+
+
+def _per_item_kwargs(task: Task, ok: list[dict[str, Any]]) -> dict[str, Any]:
+    """The metric arguments with one value per scored item (`groups` a dict of such lists)."""
+    kwargs: dict[str, Any] = {"predictions": [r["outputs"][0] for r in ok], "references": [r["reference"] for r in ok]}
     if task.group is not None:
-        kwargs["groups"] = {GROUP_COLUMN: [r["group"] for r in ok]}
+        names = [group_names(r) for r in ok]
+        kwargs["groups"] = {str(level): [n[level] for n in names] for level in range(len(names[0]))}
     per_item: dict[str, list[Any]] = defaultdict(list)
     for record in ok:
         for name, value in (record.get("metric_inputs") or {}).items():
@@ -75,7 +83,7 @@ def score_task(task: Task, records: list[dict[str, Any]], n_total: int) -> TaskR
     records = sorted(records, key=lambda r: str(r["id"]))
     result = TaskResult(task=task.name, benchmark=task.benchmark, config=task.config, split=task.split,
                         source=task.source, parser=task.parser, metric=task.metric, scored_by=task.scored_by,
-                        n_total=n_total)
+                        n_total=n_total, version=task.version)
     if records:
         result.generation = records[0]["generation"]
         result.sample_generation = records[0].get("sample_generation")
@@ -83,13 +91,33 @@ def score_task(task: Task, records: list[dict[str, Any]], n_total: int) -> TaskR
     by_group: dict[str, list[dict[str, Any]]] = defaultdict(list)
     if task.group is not None:
         for record in records:
-            by_group[record["group"]].append(record)
+            for name in group_names(record):
+                by_group[name].append(record)
         for name in sorted(by_group):
             result.groups[name] = GroupResult()
             _counts(task, by_group[name], result.groups[name])
     if task.metric is not None and ok:
-        output = load_metric(task.metric).compute(**_metric_kwargs(task, ok))
-        result.metrics = _values(output)
-        for name, values in output.get("by_group", {}).get(GROUP_COLUMN, {}).items():
-            result.groups[name].metrics = _values(values)
+        metric, per_item = load_metric(task.metric), _per_item_kwargs(task, ok)
+        output = metric.compute(**per_item, **task.metric_args)
+        # The bootstrap calls the metric's pure `_compute`: `compute` would round-trip every resample through Arrow.
+        stderr, group_stderr = bootstrap_stderr(metric._compute, per_item, dict(task.metric_args),
+                                                [tuple(group_names(r)) for r in ok], output,
+                                                progress=f"stderr of {task.name}")
+        result.metrics = _with_stderr(_values(output), stderr)
+        for breakdown in output.get("by_group", {}).values():
+            for name, values in breakdown.items():
+                result.groups[name].metrics = _with_stderr(_values(values), group_stderr[name])
+        result.stderr_method = METHOD
+        result.higher_is_better = {name: task.higher_is_better.get(name) for name, value in result.metrics.items()
+                                   if not name.endswith(STDERR) and (value is None or name in fractions(result.metrics))}
     return result
+
+
+def _with_stderr(values: dict[str, Any], stderr: dict[str, float | None]) -> dict[str, Any]:
+    """Each metric followed by its `<name>_stderr`."""
+    out: dict[str, Any] = {}
+    for name, value in values.items():
+        out[name] = value
+        if name in stderr:
+            out[name + STDERR] = stderr[name]
+    return out

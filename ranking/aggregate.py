@@ -13,15 +13,18 @@ def score_records(records: Mapping[str, Sequence], weighting: str = "task", temp
                   evidence_modality: Mapping[str, str] | None = None,
                   selfcheck_scores: Mapping[str, float] | None = None) -> dict[str, Any]:
     """CrossCheck results (scores, ranking, eta, selfcheck_scores, document_scores, sentence_scores) of
-    records {systems, documents, evidence, judgments} (e.g. `CrossCheckRecords.compute_kwargs()`).
+    records {systems, documents, evidence, judgments} (e.g. `CrossCheckRecords.compute_kwargs()`), with an optional
+    `num_samples` column (each record's sample count, N_j of eq. 2; equal counts without it).
 
     With "task"/"query" weighting, evidence models that have no SelfCheck score (no own sentences, and none
     in `selfcheck_scores`) cannot be weighted; they are left out and listed under "unweighted_evidence".
     """
     # The metric module imports evaluate (seconds); importing it here keeps `hallubench rank --help` instant.
-    from hallubench.metrics.crosscheck.crosscheck import aggregate, build_table
+    from hallubench.metrics.crosscheck.crosscheck import aggregate, build_counts, build_table
 
-    table = build_table(records["systems"], records["documents"], records["evidence"], records["judgments"])
+    columns = [records[name] for name in ("systems", "documents", "evidence")]
+    table = build_table(*columns, records["judgments"])
+    counts = build_counts(*columns, records["num_samples"]) if records.get("num_samples") is not None else None
     unweighted: list[str] = []
     if weighting != "uniform":
         sources = {s for passages in table.values() for available in passages.values() for s in available}
@@ -32,6 +35,6 @@ def score_records(records: Mapping[str, Sequence], weighting: str = "task", temp
             evidence_models = sorted(wanted - set(unweighted))
     results = aggregate(table, weighting=weighting, temperature=temperature, evidence_models=evidence_models,
                         include_self=include_self, evidence_modality=evidence_modality,
-                        selfcheck_scores=selfcheck_scores)
+                        selfcheck_scores=selfcheck_scores, num_samples=counts)
     results["unweighted_evidence"] = unweighted
     return results

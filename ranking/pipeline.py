@@ -16,29 +16,40 @@ from hallubench.ranking.report import Ranking, write_ranking
 from hallubench.ranking.specs import ModelSpec
 
 RANKING = "ranking"
-# A video description is checked against what models saw (visual task) and heard (audio task).
-AUDIO_VISUAL = ("avhallubench_visual", "avhallubench_audio", "avhallubench_audio_visual")
+# A video's visual and audio descriptions are each checked against what models saw (visual task) and heard
+# (audio task), a sentence scoring min(C_audio, C_visual) (§4): one audio-visual board per description task.
+VISUAL, AUDIO = "avhallubench_visual", "avhallubench_audio"
+AUDIO_VISUAL_BOARDS = {VISUAL: f"{VISUAL}_av", AUDIO: f"{AUDIO}_av"}
 
 
-def _audio_visual_board(visual: TaskResponses, audio: TaskResponses, boards: dict[str, Board], judge, weighting: str,
-                        temperature: float) -> Board | None:
-    """Each target's video description (visual task answer) against visual and audio evidence, a sentence
-    scoring min(C_audio, C_visual) (the metric's evidence_modality); eta from each model's SelfCheck per task."""
+def _audio_visual_board(described: str, by_task: Mapping[str, TaskResponses], boards: dict[str, Board], judge,
+                        weighting: str, temperature: float) -> Board | None:
+    """Each target's `described` answer (visual or audio description) against visual and audio evidence, a
+    sentence scoring min(C_audio, C_visual) (the metric's evidence_modality); eta from each model's SelfCheck
+    per task."""
+    visual, audio = by_task[VISUAL], by_task[AUDIO]
     ids = [i for i in visual.ids if i in set(audio.ids)]
     if not ids:
         return None
-    vpos, apos = {i: k for k, i in enumerate(visual.ids)}, {i: k for k, i in enumerate(audio.ids)}
     evidence, modality, selfcheck = {}, {}, {}
-    for kind, responses, pos in (("visual", visual, vpos), ("audio", audio, apos)):
+    for kind, responses in (("visual", visual), ("audio", audio)):
+        pos = {i: k for k, i in enumerate(responses.ids)}
         task_selfcheck = boards[responses.task].selfcheck or {}
         for model, samples in responses.samples.items():
             evidence[f"{model}@{kind}"] = [samples[pos[i]] for i in ids]
             modality[f"{model}@{kind}"] = kind
             if model in task_selfcheck:
                 selfcheck[f"{model}@{kind}"] = task_selfcheck[model]
-    targets = {model: [answers[vpos[i]] for i in ids] for model, answers in visual.answers.items()}
-    return judge_board(AUDIO_VISUAL[2], ids, targets, evidence, judge, weighting=weighting, temperature=temperature,
-                       evidence_modality=modality, selfcheck_scores=selfcheck)
+    target = by_task[described]
+    pos = {i: k for k, i in enumerate(target.ids)}
+    targets = {model: [answers[pos[i]] for i in ids] for model, answers in target.answers.items()}
+    return judge_board(AUDIO_VISUAL_BOARDS[described], ids, targets, evidence, judge, weighting=weighting,
+                       temperature=temperature, evidence_modality=modality, selfcheck_scores=selfcheck)
+
+
+def _sample_counts(responses: TaskResponses) -> dict[str, int]:
+    """Per model, its largest number of sampled passages per item (N_j of eq. 2)."""
+    return {model: max(map(len, samples), default=0) for model, samples in sorted(responses.samples.items())}
 
 
 def _correlations(board: Board, reference) -> dict[str, Any]:
@@ -84,13 +95,18 @@ def rank(run_dirs: Mapping[str, Path] | Sequence[Path], output_dir: Path, *, tas
         if r.dropped:
             boards[r.task].notes.append("items not answered by every model, left out: "
                                         + "; ".join(f"{m}: {', '.join(ids)}" for m, ids in r.dropped.items()))
+        counts = _sample_counts(r)
+        if len(set(counts.values())) > 1:
+            boards[r.task].notes.append("evidence models drew different numbers of samples per item ("
+                                        + ", ".join(f"{m}: {n}" for m, n in counts.items()) + "); each model's "
+                                        "judgments are weighed by eta alone, not eta × samples as eq. 2 pools them")
     by_task = {r.task: r for r in responses}
-    if AUDIO_VISUAL[0] in by_task and AUDIO_VISUAL[1] in by_task:
-        if weighting == "query":
-            boards[AUDIO_VISUAL[0]].notes.append(f"{AUDIO_VISUAL[2]} not ranked: it needs task or uniform weighting")
-        else:
-            board = _audio_visual_board(by_task[AUDIO_VISUAL[0]], by_task[AUDIO_VISUAL[1]], boards, cached,
-                                        weighting, temperature)
+    if VISUAL in by_task and AUDIO in by_task:
+        for described, name in AUDIO_VISUAL_BOARDS.items():
+            if weighting == "query":
+                boards[described].notes.append(f"{name} not ranked: it needs task or uniform weighting")
+                continue
+            board = _audio_visual_board(described, by_task, boards, cached, weighting, temperature)
             if board is not None:
                 boards[board.name] = board
     ranking = Ranking(

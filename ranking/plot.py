@@ -1,5 +1,6 @@
-"""leaderboard.png: per board, the CrossCheck scores (bars, best on top) beside the eta weights each
-target gave each evidence model (heatmap; per-query weights are averaged over queries)."""
+"""leaderboard.png: per board, the CrossCheck scores (bars, best on top, with their bootstrap 95% intervals
+as error bars) beside the eta weights each target gave each evidence model (heatmap; per-query weights are
+averaged over queries)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -37,13 +38,16 @@ def plot_ranking(ranking: "Ranking", path: Path) -> Path:
     for (bars, heat), board in zip(axes, boards):
         order = board.results["ranking"]
         scores = [board.results["scores"][m] for m in order]
-        bars.barh(range(len(order)), scores, color="tab:blue")
+        intervals = ranking.uncertainty[board.name]["intervals"]
+        xerr = np.clip([[s - intervals[m][0] for m, s in zip(order, scores)],
+                        [intervals[m][1] - s for m, s in zip(order, scores)]], 0.0, None)
+        bars.barh(range(len(order)), scores, color="tab:blue", xerr=xerr, capsize=3, error_kw={"lw": 0.8})
         bars.set_yticks(range(len(order)), order)
         bars.invert_yaxis()
-        bars.set_xlabel("CrossCheck score (lower = less hallucination)")
+        bars.set_xlabel("CrossCheck score (lower = less hallucination), 95% interval")
         bars.set_title(board.name)
-        for y, s in enumerate(scores):
-            bars.text(s, y, f" {s:.3f}", va="center", fontsize=8)
+        for y, (m, s) in enumerate(zip(order, scores)):
+            bars.text(max(s, intervals[m][1]), y, f" {s:.3f}", va="center", fontsize=8)
         evidence, weights = eta_matrix(board.results["eta"], order)
         image = heat.imshow(weights, vmin=0.0, vmax=1.0, cmap="viridis", aspect="auto")
         heat.set_xticks(range(len(evidence)), evidence, rotation=45, ha="right", fontsize=8)

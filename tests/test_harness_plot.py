@@ -9,11 +9,14 @@ def test_fractions_keep_values_in_0_1_and_add_the_unparsed_share():
     result = GroupResult(n_selected=8, n_unparsed=2, n_scored=6,
                          metrics={"pa": 0.5, "hr": 1.0, "unparsed": 2, "flag": True, "by_group": {}, "pa_ci": None})
     assert _fractions(result) == {"pa": 0.5, "hr": 1.0, "unparsed share": 0.25}
+    with_stderr = GroupResult(n_selected=8, metrics={"pa": 0.5, "pa_stderr": 0.1, "hr": 1.0, "hr_stderr": 0.0})
+    assert _fractions(with_stderr) == {"pa": 0.5, "hr": 1.0, "unparsed share": 0.0}  # stderrs are error bars
 
 
 def test_chart_is_written_only_when_a_task_has_its_own_metric(tmp_path):
     scored = TaskResult(task="cmm", metric="pa_hr", n_selected=4, n_unparsed=1,
-                        metrics={"pa": 0.5, "hr": 0.25}, groups={"visual-language": GroupResult(n_selected=4)})
+                        metrics={"pa": 0.5, "pa_stderr": 0.2, "hr": 0.25, "hr_stderr": None},
+                        groups={"visual-language": GroupResult(n_selected=4)})
     cross_run = TaskResult(task="avhallubench_visual", metric=None, scored_by="crosscheck", n_selected=3)
     assert plot_results(Results(tasks={"avhallubench_visual": cross_run}), tmp_path / "none.png") is None
     assert not (tmp_path / "none.png").exists()

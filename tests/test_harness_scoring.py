@@ -1,4 +1,7 @@
 """Scoring saved records through the packaged evaluate modules: counts, groups, per-item options."""
+import math
+import random
+
 import pytest
 
 from hallubench.benchmarks import get_task
@@ -49,3 +52,45 @@ def test_cross_run_tasks_are_counted_but_not_scored():
     records = [_record("1", "A red ball rolls.", None, None), _record("2", "   ", None, None)]
     result = score_task(get_task("mhalubench"), records, n_total=2)
     assert (result.n_scored, result.n_unparsed) == (1, 1) and result.metrics == {} and "crosscheck" in result.scored_by
+
+
+def _cmm_records(n, seed):
+    rng = random.Random(seed)
+    answers = ["Yes", "No.", "There is no dog.", "I know", "yes, a dog"]
+    return [_record(f"{i:04d}", rng.choice(answers), rng.choice(["yes", "no"]),
+                    [sub, f"{sub} / {gran}"])
+            for i, (sub, gran) in enumerate((rng.choice(["visual-language", "audio-language"]),
+                                             rng.choice(["object-level", "event-level"])) for _ in range(n))]
+
+
+def test_every_fraction_metric_and_group_carries_a_stderr_close_to_the_binomial_one():
+    result = score_task(get_task("cmm"), _cmm_records(600, seed=3), n_total=600)
+    for metrics, n in [(result.metrics, result.n_selected)] + [(g.metrics, g.n_selected) for g in result.groups.values()]:
+        for name in ("pa", "hr", "accuracy", "yes_ratio"):
+            assert metrics[f"{name}_stderr"] is not None and metrics[f"{name}_stderr"] > 0
+        p = metrics["accuracy"]
+        assert metrics["accuracy_stderr"] == pytest.approx(math.sqrt(p * (1 - p) / n), rel=0.2)
+    assert len(result.groups) == 6 and "bootstrap" in result.stderr_method and "200 resamples" in result.stderr_method
+    assert result.higher_is_better == {"pa": True, "hr": True, "accuracy": True, "yes_ratio": None}
+    assert result.version == get_task("cmm").version == 2
+
+
+def test_stderr_is_the_same_on_a_rescore_and_shrinks_with_more_items():
+    task = get_task("cmm")
+    small = score_task(task, _cmm_records(100, seed=5), n_total=100)
+    assert score_task(task, _cmm_records(100, seed=5), n_total=100) == small
+    large = score_task(task, _cmm_records(1600, seed=5), n_total=1600)
+    assert large.metrics["accuracy_stderr"] < small.metrics["accuracy_stderr"] / 2
+
+
+def test_cchall_reports_stderr_for_accuracy_and_macro_f1_and_their_direction():
+    inputs = metric_inputs({"choice": CHOICE})
+    texts = ["Final Answer: A", "Final Answer: B", "Final Answer: D", "no idea"]
+    labels = ["Non-hallucination", "Cross-modal, non-cross-lingual hallucination",
+              "Cross-modal, cross-lingual hallucination"]
+    rng = random.Random(0)
+    records = [_record(str(i), rng.choice(texts), rng.choice(labels), "GQA", inputs=inputs) for i in range(60)]
+    result = score_task(get_task("cchall_cot"), records, n_total=60)
+    assert result.metrics["accuracy_stderr"] > 0 and result.metrics["macro_f1_stderr"] > 0
+    assert result.groups["GQA"].metrics["macro_f1_stderr"] > 0
+    assert result.higher_is_better == {"accuracy": True, "macro_f1": True} and result.version == 2

@@ -208,8 +208,9 @@ def test_texts_config_with_judge_and_batch_judge(judged):
         return 0.0 if sentence.rstrip(".") in passage else 1.0
 
     single = crosscheck.compute(**texts, judge=judge, weighting="uniform")
-    # evidence x supports sentences 1 and 3; y's two passages support sentence 1 once and sentence 3 once
-    np.testing.assert_allclose(single["sentence_scores"]["x"]["q"], [(0 + 0.5) / 2, 1.0, (0 + 0.5) / 2])
+    # evidence x supports sentences 1 and 3; y's two passages support sentence 1 once and sentence 3 once; eq. 2
+    # pools the three passages (x's one and y's two, equal eta): one of them does not support 1 and 3
+    np.testing.assert_allclose(single["sentence_scores"]["x"]["q"], [1 / 3, 1.0, 1 / 3])
     calls = []
 
     def batch_judge(pairs):
@@ -223,6 +224,39 @@ def test_texts_config_with_judge_and_batch_judge(judged):
         crosscheck.compute(**texts, judge=lambda s, p: 2.0, weighting="uniform")
     with pytest.raises(ValueError, match=r"exactly one of `judge` or `batch_judge`"):
         crosscheck.compute(**texts, weighting="uniform")
+
+
+def test_eq2_pools_samples_so_an_evidence_model_with_more_samples_weighs_more(crosscheck):
+    # a's one sample does not support the sentence, b's three samples all do: eq. 2 gives 1 / (1 + 3)
+    one_vs_three = columns(["t", "t"], ["q", "q"], ["a", "b"], [[1.0], [0.0]])
+    results = crosscheck.compute(**one_vs_three, num_samples=[1, 3], weighting="uniform", include_self=False)
+    assert results["scores"]["t"] == pytest.approx(0.25)
+    equal = crosscheck.compute(**one_vs_three, num_samples=[3, 3], weighting="uniform", include_self=False)
+    assert equal["scores"]["t"] == pytest.approx(0.5) == crosscheck.compute(**one_vs_three, weighting="uniform",
+                                                                          include_self=False)["scores"]["t"]
+
+
+def test_eq2_with_task_weights_per_modality_and_unequal_counts_matches_hand_computation(crosscheck, judged):
+    rng = np.random.default_rng(11)
+    cols = records(judged, keep=lambda system, evidence: evidence != "reference")
+    counts = {source: int(rng.integers(1, 21)) for source in SYSTEMS}
+    modality = {"a": "audio", "b": "audio", "c": "visual", "d": "visual"}
+    results = crosscheck.compute(**cols, num_samples=[counts[e] for e in cols["evidence"]], evidence_modality=modality,
+                                 temperature=T)
+    selfcheck = {s: pooled_selfcheck(judged, s) for s in SYSTEMS}
+    for system in SYSTEMS:
+        sentences = []
+        for document in DOCUMENTS:
+            x = judged[system][document]
+            by_modality = []
+            for group in (["a", "b"], ["c", "d"]):
+                eta = softmax_by_hand([selfcheck[e] for e in group])
+                weights = [w * counts[e] for w, e in zip(eta, group)]
+                by_modality.append(sum(w * x[e] for w, e in zip(weights, group)) / sum(weights))
+            expected = np.minimum(*by_modality)
+            np.testing.assert_allclose(results["sentence_scores"][system][document], expected)
+            sentences.append(expected)
+        assert results["scores"][system] == pytest.approx(np.concatenate(sentences).mean())
 
 
 def test_rank_correlation_matches_scipy():
@@ -270,6 +304,9 @@ BAD_INPUTS = [
     (ONE, {"evidence_models": ["a", "b"]}, r"`evidence_models` names \['b'\], which no record has"),
     (ONE, {"evidence_modality": {"b": "audio"}}, r"no modality for evidence 'a'"),
     (dict(systems=["a"], documents=["q"], evidence=["a"]), {}, r"`judgments` is missing"),
+    (ONE, {"num_samples": [1, 2]}, r"`num_samples` has 2 counts for 1 records"),
+    (ONE, {"num_samples": [0]}, r"`num_samples\[0\]` is 0"),
+    (ONE, {"num_samples": [1.5]}, r"`num_samples\[0\]` is 1.5"),
 ]
 
 

@@ -7,6 +7,8 @@ from sklearn.metrics import accuracy_score, recall_score
 
 from hallubench.metrics.pa_hr.pa_hr import PaHr, parse_official, parse_yes_no
 
+from cmm_support import cmm_calculate_score
+
 SUB_CATEGORIES = ["visual-language", "audio-language", "overrely_visual_ignore_audio"]
 GRANULARITIES = ["object-level", "event-level"]
 ANSWER_POOL = [
@@ -42,40 +44,6 @@ def test_parse_yes_no(text, expected):
 )
 def test_parse_official(text, expected):
     assert parse_official(text) == expected
-
-
-def cmm_calculate_score(lines):
-    """DAMO-NLP-SG/CMM evaluation/calculate_score.py, its overall and per-sub_category / per-(granularity,
-    sub_category) tables, reading JSON lines with answer, pred, sub_category, granularity."""
-
-    def tally(samples):
-        total = correct = total_yes = correct_yes = total_no = correct_no = 0
-        for sample in samples:
-            answer = sample["answer"].strip().lower()
-            prediction = sample["pred"].strip().lower()
-            total += 1
-            if answer in prediction[:5]:
-                correct += 1
-            if "yes" in answer[:5]:
-                total_yes += 1
-                if "yes" in prediction[:5]:
-                    correct_yes += 1
-            elif "no" in answer[:5]:
-                total_no += 1
-                if "no" in prediction[:5]:
-                    correct_no += 1
-        return (correct_yes / total_yes if total_yes > 0 else 0, correct_no / total_no if total_no > 0 else 0,
-                correct / total if total > 0 else 0)
-
-    samples = [json.loads(line) for line in lines]
-    by_sub = {s["sub_category"]: tally([x for x in samples if x["sub_category"] == s["sub_category"]]) for s in samples}
-    by_gran = {
-        (s["granularity"], s["sub_category"]): tally(
-            [x for x in samples if (x["granularity"], x["sub_category"]) == (s["granularity"], s["sub_category"])]
-        )
-        for s in samples
-    }
-    return tally(samples), by_sub, by_gran
 
 
 def generated(n=300, seed=0):
@@ -155,3 +123,14 @@ def test_group_breakdown_and_missing_class(pa_hr):
 def test_bad_input_names_argument_and_index(pa_hr, kwargs, message):
     with pytest.raises(ValueError, match=message):
         pa_hr.compute(**kwargs)
+
+
+def test_official_mode_scores_a_class_without_references_0_like_the_cmm_scorer(pa_hr):
+    samples = [{"answer": "yes", "pred": "Yes", "sub_category": "visual-language", "granularity": "object-level"},
+               {"answer": "no", "pred": "No.", "sub_category": "audio-language", "granularity": "event-level"}]
+    _, by_sub, _ = cmm_calculate_score([json.dumps(s) for s in samples])
+    result = pa_hr.compute(predictions=[s["pred"] for s in samples], references=[s["answer"] for s in samples],
+                           mode="official", groups={"sub_category": [s["sub_category"] for s in samples]})
+    visual, audio = (result["by_group"]["sub_category"][k] for k in ("visual-language", "audio-language"))
+    assert (visual["pa"], visual["hr"]) == by_sub["visual-language"][:2] == (1.0, 0)
+    assert (audio["pa"], audio["hr"]) == by_sub["audio-language"][:2] == (0, 1.0)

@@ -41,3 +41,16 @@ def test_reproduce_command_quotes_values_and_drops_the_output_folder():
     command = reproduce_command(Results(run=RunInfo(options=options)))
     assert command == ("hallubench run --model hf --model-args pretrained=org/m,dtype=float32 --tasks cmm,cchall "
                        "--data-dir '/my data'")
+
+
+def test_standard_errors_go_beside_their_metric_not_into_hub_entries():
+    from hallubench.harness.dataset_card import results_table
+    from hallubench.harness.eval_results import task_entries
+    from hallubench.harness.results_schema import TaskResult
+
+    task = TaskResult(task="cmm", metric="pa_hr", n_selected=400, n_total=400,
+                      metrics={"pa": 0.615, "pa_stderr": 0.0243, "hr": 0.5, "hr_stderr": None})
+    results = Results(tasks={"cmm": task})
+    assert [e.task_id for e in task_entries(results, "cmm", "you/cmm", "https://hf.co/x")] == ["cmm_pa", "cmm_hr"]
+    table = results_table(results)
+    assert "| cmm | pa | 0.6150 ± 0.0243 |" in table and "| cmm | hr | 0.5000 |" in table and "stderr" not in table

@@ -69,3 +69,10 @@ def test_audio_visual_min_through_evidence_modality():
     results = score_records(records, weighting="uniform", evidence_modality=modality)
     # sentence 1: min(visual 0.3, audio 0.7); sentence 2: min(visual 0.8, audio 0.2)
     assert results["sentence_scores"]["a"]["q"] == pytest.approx([0.3, 0.2])
+
+
+def test_num_samples_column_pools_samples_as_eq2():
+    records = {"systems": ["a", "a"], "documents": ["q", "q"], "evidence": ["v", "w"], "judgments": [[1.0], [0.0]]}
+    assert score_records(records, weighting="uniform")["scores"]["a"] == pytest.approx(0.5)
+    pooled = score_records({**records, "num_samples": [1, 3]}, weighting="uniform")
+    assert pooled["scores"]["a"] == pytest.approx(0.25)

@@ -120,6 +120,18 @@ def test_rank_hand_written_runs_puts_the_inconsistent_model_last(tmp_path, capsy
     assert "no sentence to judge" not in capsys.readouterr().out  # wildcard still has q1
 
 
+def test_rank_notes_evidence_models_with_different_sample_counts(tmp_path):
+    runs = tmp_path / "runs"
+    a = _run_folder(runs / "a", {"q1": RED}, [RED, "A red square slides left.", RED])
+    b = _run_folder(runs / "b", {"q1": RED}, [RED])
+    out = tmp_path / "ranking"
+    assert main(["rank", str(a), str(b), "--output-dir", str(out), "--cache", str(tmp_path / "j.sqlite"),
+                 "--weighting", "uniform"]) == 0
+    notes = json.loads((out / "crosscheck.json").read_text())["boards"][TASK]["notes"]
+    assert any("different numbers of samples per item (a: 3, b: 1)" in note for note in notes)
+    assert "a: 3, b: 1" in (out / "leaderboard.md").read_text()
+
+
 def test_rank_errors(tmp_path, capsys):
     (tmp_path / "empty").mkdir()
     assert main(["rank", str(tmp_path / "empty"), "--output-dir", str(tmp_path / "o")]) == 2

@@ -22,7 +22,8 @@ from hallubench.ranking.report import FILES
 os.environ["HF_HUB_OFFLINE"] = "1"
 torch.set_num_threads(1)
 TASKS = ["avhallubench_visual", "avhallubench_audio"]
-BOARDS = TASKS + ["avhallubench_audio_visual"]
+AV_BOARDS = {"avhallubench_visual": "avhallubench_visual_av", "avhallubench_audio": "avhallubench_audio_av"}
+BOARDS = TASKS + list(AV_BOARDS.values())
 
 
 @pytest.fixture(scope="module")
@@ -124,8 +125,13 @@ def test_ranking_folder(setup, runs):
         scores = [float(r["crosscheck"]) for r in ranked]
         assert scores == sorted(scores) and {r["model"] for r in ranked} == {"omni-a", "omni-b", "omni-c"}
         assert [r["model"] for r in ranked] == second["boards"][board]["ranking"]
+        assert all(float(r["ci_low"]) <= float(r["crosscheck"]) <= float(r["ci_high"]) for r in ranked)
+        tests = second["boards"][board]["uncertainty"]["adjacent_sign_tests"]
+        assert [float(r["p_vs_next"]) for r in ranked[:-1]] == pytest.approx([t["p"] for t in tests])
+        assert ranked[-1]["p_vs_next"] == "" and all(t["wins"] + t["losses"] + t["ties"] == 2 for t in tests)
     md = (folder / "leaderboard.md").read_text()
     assert all(f"### {b}" in md for b in BOARDS) and "judge calls made" in md
+    assert "| 95% CI | vs next: sign test p |" in md and "bootstrap 95% percentile interval" in md
     visual = second["boards"]["avhallubench_visual"]
     assert set(visual["eta"]["omni-a"]) == {"omni-a", "omni-b", "omni-c"}  # self-inclusion
     assert sum(visual["eta"]["omni-a"].values()) == pytest.approx(1.0)
@@ -133,22 +139,25 @@ def test_ranking_folder(setup, runs):
     assert corr["refcheck_system_spearman"]["n"] == 3 and corr["refcheck_document_pearson"]["n"] == 6
     sentences = [json.loads(line) for line in open(folder / "sentences.jsonl")]
     assert len(sentences) == sum(int(r["sentences"]) for r in rows)
-    assert all(s["refcheck"] is not None for s in sentences if s["board"] != "avhallubench_audio_visual")
+    assert all(s["refcheck"] is not None for s in sentences if s["board"] not in AV_BOARDS.values())
 
 
-def test_audio_visual_sentence_is_min_of_visual_and_audio_evidence(setup, runs):
-    boards = runs[2]["boards"]
-    av_eta = boards["avhallubench_audio_visual"]["eta"]["omni-b"]
+@pytest.mark.parametrize("described", list(AV_BOARDS))
+def test_audio_visual_sentence_is_min_of_visual_and_audio_evidence(setup, runs, described):
+    boards, kind = runs[2]["boards"], described.removeprefix("avhallubench_")
+    av_eta = boards[AV_BOARDS[described]]["eta"]["omni-b"]
     assert sum(w for e, w in av_eta.items() if e.endswith("@audio")) == pytest.approx(1.0)
     assert sum(w for e, w in av_eta.items() if e.endswith("@visual")) == pytest.approx(1.0)
-    # The visual modality group of the audio-visual board is the visual board itself (same evidence, same eta),
-    # so min(C_audio, C_visual) can only lower a sentence's visual-board score.
-    assert {e.removesuffix("@visual"): w for e, w in av_eta.items() if e.endswith("@visual")} == \
-        pytest.approx(boards["avhallubench_visual"]["eta"]["omni-b"])
+    # The described modality's group of the audio-visual board is that task's board itself (same targets, evidence
+    # and eta), so min(C_audio, C_visual) can only lower a sentence's score there.
+    assert {e.removesuffix(f"@{kind}"): w for e, w in av_eta.items() if e.endswith(f"@{kind}")} == \
+        pytest.approx(boards[described]["eta"]["omni-b"])
     lines = [json.loads(line) for line in open(setup[0] / "out" / "ranking" / "sentences.jsonl")]
-    visual = {(s["model"], s["id"], s["index"]): s["crosscheck"] for s in lines if s["board"] == "avhallubench_visual"}
-    av = {(s["model"], s["id"], s["index"]): s["crosscheck"] for s in lines if s["board"] == "avhallubench_audio_visual"}
-    assert av.keys() == visual.keys() and all(av[k] <= visual[k] + 1e-12 for k in av)
+    own = {(s["model"], s["id"], s["index"]): s for s in lines if s["board"] == described}
+    av = {(s["model"], s["id"], s["index"]): s for s in lines if s["board"] == AV_BOARDS[described]}
+    assert av.keys() == own.keys() and all(av[k]["sentence"] == own[k]["sentence"] for k in av)
+    assert all(av[k]["crosscheck"] <= own[k]["crosscheck"] + 1e-12 for k in av)
+    assert any(av[k]["crosscheck"] < own[k]["crosscheck"] - 1e-9 for k in av)  # the other modality's evidence counts
 
 
 def test_rank_cli_reproduces_scores_from_the_cache(setup, runs, tmp_path, capsys):

@@ -91,3 +91,15 @@ def test_table4_avhallubench_visual(shared_data):
     refcheck = column(rows, "RefCheck")
     assert round(rank_correlation(column(rows, "SelfCheckGPT"), refcheck) * 100, 2) == 86.67
     assert round(rank_correlation(column(rows, "CrossCheck-explicit"), refcheck) * 100, 2) == 89.09
+
+
+def test_table3_overall_reference_is_the_chair_and_pope_rank_sum(shared_data):
+    # "Overall": each model's ranks under CHAIR_s, CHAIR_i and POPE summed, all oriented so that a higher rank is
+    # more hallucination (POPE is an accuracy, so it is negated).
+    rows = read_leaderboard(shared_data, "img2img-hallucination.csv")
+    chair = [[float(value) for value in row["CHAIR (s/i) ↓"].split(",")] for row in rows]
+    pope = column(rows, "POPE")
+    overall = rankdata([s for s, _ in chair]) + rankdata([i for _, i in chair]) + rankdata([-p for p in pope])
+    expected = {"UniHD": 42.02, "SelfCheckGPT": 43.70, "CrossCheck-explicit": 42.86, "CrossCheck-implicit": 50.42}
+    for method, published in expected.items():
+        assert round(rank_correlation(column(rows, method), overall.tolist()) * 100, 2) == published, method

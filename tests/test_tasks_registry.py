@@ -37,7 +37,9 @@ def test_cmm_prompt_appends_the_paper_suffix_and_samples_at_0_2():
     assert task.prompt({"question": "Did you hear a dog barking?"}) == "Did you hear a dog barking? Answer with yes or no."
     assert task.generation.temperature == 0.2 and task.generation.do_sample
     assert (task.config, task.metric, task.parser) == ("all", "pa_hr", "yes_no")
-    assert task.group({"sub_category": "overrely_visual_ignore_audio"}) == "overrely_visual_ignore_audio"
+    assert task.metric_args == {"mode": "official"}  # the paper's "begins with yes/no" rule
+    row = {"sub_category": "overrely_visual_ignore_audio", "granularity": "event-level"}
+    assert task.group(row) == ("overrely_visual_ignore_audio", "overrely_visual_ignore_audio / event-level")
 
 
 @pytest.mark.parametrize("name, prompt", [
@@ -83,10 +85,26 @@ def test_cchall_direct_prompt_is_the_authors_text_exactly():
                                          answer2=ROW["response2"], choice=ROW["choice"])
 
 
-def test_cchall_cot_prompt_adds_only_the_step_by_step_trigger():
+def test_cchall_cot_prompt_is_figure_11s_trigger_and_answer_format():
     direct, cot = get_task("cchall").prompt(ROW), get_task("cchall_cot").prompt(ROW)
-    assert cot.replace(cchall_module.COT_TRIGGER, "") == direct
-    assert cot.index("step by step") < cot.index("Output Format")
+    assert "\nLet's think step by step!\n" in cot and cot.index("step by step!") < cot.index("Output Format")
+    assert cot.endswith("**Final Answer: [Option]. [Hallucination Type].**")
+    assert cot.replace("\nLet's think step by step!\n", "").replace("[Hallucination Type]", "[Option Content]") == direct
+
+
+@pytest.mark.parametrize("output, expected", [
+    ("Answer2 adds a dog, Answer1 does not, so it is not a Cross-modal, cross-lingual hallucination.\n"
+     "**Final Answer: C. Cross-lingual, non-cross-modal hallucination.**", "Cross-lingual, non-cross-modal hallucination"),
+    ("Both mention a cat the image lacks. Final Answer: B", "Cross-modal, non-cross-lingual hallucination"),
+    ("Both mention a cat. Final Answer: B. Non-hallucination.", None),  # letter and type disagree
+    ("Both answers mention a cat; it is Non-hallucination or Cross-modal, cross-lingual hallucination.", None),
+])
+def test_cchall_cot_answers_are_read_by_the_same_option_parser(output, expected):
+    from hallubench.harness.parsers import get_parser
+
+    task = get_task("cchall_cot")
+    assert task.parser == get_task("cchall").parser
+    assert get_parser(task.parser)(output, **task.metric_inputs(ROW)) == expected
 
 
 def test_cchall_options_are_read_from_choice_in_letter_order():

@@ -29,9 +29,10 @@ _DESCRIPTION = """
 CrossCheckGPT (Sun, Manakul et al., 2024) ranks systems by hallucination without references: a sentence of a target
 system's passage is judged against evidence, the passages other systems (and the target itself) write for the same
 query. A judgment x in [0, 1] is 0 when the evidence supports the sentence and 1 when it does not; an evidence
-model's judgment of a sentence is the mean over its sampled passages. The sentence score is the weighted sum over
-evidence models, C(M, r_i) = sum_j eta_j x_j(r_i) (CrossCheck-explicit, eq. 2; CrossCheck-implicit, eq. 3, has the same
-form with x_j asked of evidence model j directly). The weights are uniform or eta_j = softmax(-S_selfcheck(M_j) / T)
+model's judgment of a sentence is the mean over its N_j sampled passages. The sentence score pools every sampled
+passage with its model's weight, C(M, r_i) = sum_j eta_j sum_n x_j^n(r_i) / sum_j eta_j N_j (CrossCheck-explicit,
+eq. 2), i.e. sum_j eta_j N_j x_j(r_i) / sum_j eta_j N_j: with equal sample counts, the weighted sum sum_j eta_j x_j(r_i);
+CrossCheck-implicit (eq. 3) has the same form with x_j asked of evidence model j directly. The weights are uniform or eta_j = softmax(-S_selfcheck(M_j) / T)
 (eq. 4), where S_selfcheck(M_j) is evidence model j's own SelfCheckGPT score, for the whole task or per query.
 SelfCheckGPT (eq. 1) is the case where the only evidence is the target's own samples, RefCheck the case where the
 evidence is a human reference. With evidence from several modalities (audio-visual), a sentence scores the minimum
@@ -48,12 +49,15 @@ Args (config "judgments", the default; one record per system, document and evide
         any name such as "reference" for a human reference).
     judgments (`list` of `list` of `float`): per record, one judgment in [0, 1] per sentence of the system's passage
         (already averaged over the evidence model's samples).
+    num_samples (`list` of `int`, *optional*, keyword): per record, how many sampled passages its judgments average
+        over (N_j in eq. 2). Defaults to the same count for every record.
 Args (config "texts"; the same records with texts instead of judgments):
     systems, documents, evidence: as above.
     sentences (`list` of `list` of `str`): per record, the sentences of the system's passage.
     evidence_passages (`list` of `list` of `str`): per record, the evidence model's sampled passages.
     judge (`callable`): `judge(sentence, evidence_passage) -> float` in [0, 1] (1 = not supported), or
     batch_judge (`callable`): `batch_judge(list of (sentence, evidence_passage)) -> list of float`.
+    N_j is the number of each record's evidence passages.
     `records_from_nested({system: [{evidence model: [per-sentence judgment]} per document]})` builds these columns.
 Keyword arguments (both configs):
     weighting (`str`): "uniform", "task" (one eta per evidence model for the whole task, eq. 4) or "query"
@@ -253,6 +257,25 @@ def build_table(systems, documents, evidence, judgments) -> dict:
     return {system: dict(passages) for system, passages in table.items()}
 
 
+def build_counts(systems, documents, evidence, num_samples) -> dict:
+    """Per-record sample counts -> {system: {document: {evidence: N}}} (N_j of eq. 2), checking each count."""
+    if len(num_samples) != len(systems):
+        raise ValueError(f"`num_samples` has {len(num_samples)} counts for {len(systems)} records; give one per record.")
+    counts: dict = defaultdict(lambda: defaultdict(dict))
+    for i, (system, document, source, n) in enumerate(zip(systems, documents, evidence, num_samples)):
+        if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 1:
+            raise ValueError(f"`num_samples[{i}]` is {n!r}; a record averages over at least 1 sampled passage.")
+        counts[system][document][source] = int(n)
+    return counts
+
+
+def pooled_score(judgments: Mapping[str, np.ndarray], eta: Mapping[str, float], counts: Mapping[str, int]) -> np.ndarray:
+    """Eq. 2: every sampled passage of evidence model j counts with weight eta_j, so a model's mean judgment
+    weighs eta_j N_j, normalized by sum_j eta_j N_j."""
+    total = sum(weight * counts[source] for source, weight in eta.items())
+    return sum(weight * counts[source] * judgments[source] for source, weight in eta.items()) / total
+
+
 def _selfcheck(table: dict, given: Optional[Mapping[str, float]]) -> tuple[dict, dict]:
     """SelfCheck score per model (its own judgments pooled over all sentences) and per (model, document)."""
     pooled, per_document = dict(given or {}), defaultdict(dict)
@@ -311,8 +334,10 @@ def aggregate(
     include_self: bool = True,
     evidence_modality: Optional[Mapping[str, str]] = None,
     selfcheck_scores: Optional[Mapping[str, float]] = None,
+    num_samples: Optional[Mapping] = None,
 ) -> dict:
-    """CrossCheck scores from a table made by `build_table` (see the module description for the outputs)."""
+    """CrossCheck scores from a table made by `build_table` (see the module description for the outputs);
+    `num_samples` is a table of sample counts made by `build_counts` (default: equal counts)."""
     if weighting not in WEIGHTINGS:
         raise ValueError(f"`weighting` is {weighting!r}; use one of {', '.join(WEIGHTINGS)}.")
     if not temperature > 0:
@@ -345,7 +370,8 @@ def aggregate(
             for group in _evidence_groups(sources, evidence_modality, where):
                 eta = _weights(group, weighting, temperature, selfcheck, selfcheck_doc, document, where)
                 document_eta.update(eta)
-                group_scores.append(sum(weight * available[source] for source, weight in eta.items()))
+                counts = num_samples[system][document] if num_samples is not None else dict.fromkeys(eta, 1)
+                group_scores.append(pooled_score(available, eta, counts))
             sentence_scores = np.min(group_scores, axis=0)
             system_sentences.append(sentence_scores)
             results["sentence_scores"][system][document] = sentence_scores.tolist()
@@ -420,11 +446,17 @@ class Crosscheck(evaluate.Metric):
         evidence_passages=None,
         judge=None,
         batch_judge=None,
+        num_samples=None,
         **options,
     ):
         if self.config_name == "texts":
             judgments = self._judge_texts(sentences, evidence_passages, systems, documents, judge, batch_judge)
-        return aggregate(build_table(systems, documents, evidence, judgments), **options)
+            if num_samples is not None:
+                raise ValueError('the "texts" config counts each record\'s `evidence_passages`; drop `num_samples`.')
+            num_samples = [len(passages) for passages in evidence_passages]
+        table = build_table(systems, documents, evidence, judgments)
+        counts = None if num_samples is None else build_counts(systems, documents, evidence, num_samples)
+        return aggregate(table, num_samples=counts, **options)
 
     @staticmethod
     def _judge_texts(sentences, evidence_passages, systems, documents, judge, batch_judge) -> list[list[float]]:

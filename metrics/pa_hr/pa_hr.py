@@ -31,12 +31,15 @@ Args:
     mode (`str`): "default" parses each prediction with `parse_yes_no` (the first standalone yes/no
         word); "official" reproduces the CMM release's scorer: a prediction is correct when the
         lower-cased, stripped reference occurs in the first five characters of the lower-cased,
-        stripped prediction. Defaults to "default".
+        stripped prediction, and a class without references scores 0 (as the scorer prints it).
+        Defaults to "default".
     groups (`dict` of `str` to `list`, optional): grouping columns, each with one value per prediction.
 
 Returns:
-    pa (`float` or `None`): share of "yes" references answered yes, in [0, 1]; None without "yes" references.
-    hr (`float` or `None`): share of "no" references answered no, in [0, 1]; None without "no" references.
+    pa (`float` or `None`): share of "yes" references answered yes, in [0, 1]; None without "yes" references
+        (0.0 in official mode).
+    hr (`float` or `None`): share of "no" references answered no, in [0, 1]; None without "no" references
+        (0.0 in official mode).
     accuracy (`float`): share of correct predictions, in [0, 1].
     yes_ratio (`float` or `None`): share of "yes" among the parsed predictions (unparsed ones left out);
         None when nothing parsed.
@@ -117,15 +120,16 @@ def _check_groups(groups, n: int) -> dict:
     return groups
 
 
-def _share(flags: list) -> Optional[float]:
-    return sum(flags) / len(flags) if flags else None
+def _share(flags: list, empty: Optional[float] = None) -> Optional[float]:
+    return sum(flags) / len(flags) if flags else empty
 
 
-def _summary(references: list, answers: list, correct: list) -> dict:
+def _summary(references: list, answers: list, correct: list, empty: Optional[float] = None) -> dict:
+    """`empty` is what a class without references scores: None (no data), or 0.0 as the CMM scorer has it."""
     parsed = [answer for answer in answers if answer is not None]
     return {
-        "pa": _share([ok for ref, ok in zip(references, correct) if ref == "yes"]),
-        "hr": _share([ok for ref, ok in zip(references, correct) if ref == "no"]),
+        "pa": _share([ok for ref, ok in zip(references, correct) if ref == "yes"], empty),
+        "hr": _share([ok for ref, ok in zip(references, correct) if ref == "no"], empty),
         "accuracy": _share(correct),
         "yes_ratio": _share([answer == "yes" for answer in parsed]),
         "unparsed": len(answers) - len(parsed),
@@ -161,7 +165,8 @@ class PaHr(evaluate.Metric):
         else:
             answers = [parse_yes_no(text) for text in predictions]
             correct = [answer == ref for answer, ref in zip(answers, references)]
-        result = _summary(references, answers, correct)
+        empty = 0.0 if mode == "official" else None
+        result = _summary(references, answers, correct, empty)
         del result["n"]
         result["unparsed_indices"] = [i for i, answer in enumerate(answers) if answer is None]
         result["by_group"] = {}
@@ -170,7 +175,7 @@ class PaHr(evaluate.Metric):
             for i, value in enumerate(values):
                 members.setdefault(value, []).append(i)
             result["by_group"][column] = {
-                value: _summary(*([seq[i] for i in idx] for seq in (references, answers, correct)))
+                value: _summary(*([seq[i] for i in idx] for seq in (references, answers, correct)), empty)
                 for value, idx in members.items()
             }
         return result
