@@ -20,11 +20,14 @@ class CrossCheckRecords:
     documents: list[str] = field(default_factory=list)
     evidence: list[str] = field(default_factory=list)
     judgments: list[list[float]] = field(default_factory=list)
+    num_samples: list[int] = field(default_factory=list)
     empty: list[tuple[str, str]] = field(default_factory=list)
 
     def compute_kwargs(self) -> dict[str, list]:
-        """`crosscheck.compute(**records.compute_kwargs(), weighting=...)`."""
-        return {"systems": self.systems, "documents": self.documents, "evidence": self.evidence, "judgments": self.judgments}
+        """`crosscheck.compute(**records.compute_kwargs(), weighting=...)`; `num_samples` (the passages each
+        record averages) makes the metric pool samples as eq. 2 does when evidence models drew different counts."""
+        return {"systems": self.systems, "documents": self.documents, "evidence": self.evidence,
+                "judgments": self.judgments, "num_samples": self.num_samples}
 
 
 def judge_responses(
@@ -70,6 +73,7 @@ def judge_responses(
                 records.documents.append(documents[q])
                 records.evidence.append(model)
                 records.judgments.append(means[target, q, model])
+                records.num_samples.append(len(evidence[model][q]))
     return records
 
 

@@ -98,8 +98,8 @@ def rank(run_dirs: Mapping[str, Path] | Sequence[Path], output_dir: Path, *, tas
         counts = _sample_counts(r)
         if len(set(counts.values())) > 1:
             boards[r.task].notes.append("evidence models drew different numbers of samples per item ("
-                                        + ", ".join(f"{m}: {n}" for m, n in counts.items()) + "); each model's "
-                                        "judgments are weighed by eta alone, not eta × samples as eq. 2 pools them")
+                                        + ", ".join(f"{m}: {n}" for m, n in counts.items()) + "); every "
+                                        "sampled passage is pooled with its model's eta, as eq. 2 does")
     by_task = {r.task: r for r in responses}
     if VISUAL in by_task and AUDIO in by_task:
         for described, name in AUDIO_VISUAL_BOARDS.items():

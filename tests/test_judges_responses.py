@@ -45,7 +45,8 @@ def test_records_and_means_match_a_hand_computation():
     ]
     assert records.empty == [("b", "q2")]
     assert sorted(set(judge.asked)) == sorted(TABLE)  # every needed pair, nothing else
-    assert set(records.compute_kwargs()) == {"systems", "documents", "evidence", "judgments"}
+    assert set(records.compute_kwargs()) == {"systems", "documents", "evidence", "judgments", "num_samples"}
+    assert records.num_samples == [2, 1, 1, 3, 2, 1]  # each record's passages: e1 has 2 then 1, e2 1 then 3
 
 
 def test_one_judge_per_evidence_model():
@@ -76,7 +77,7 @@ def test_bad_input_names_the_entry(targets, evidence, message):
 def test_records_feed_the_crosscheck_metric():
     crosscheck = pytest.importorskip("hallubench.metrics.crosscheck.crosscheck")
     records = judge_responses(TARGETS, EVIDENCE, TableJudgeDouble(TABLE), sentence_splitter="pysbd")
-    table = crosscheck.build_table(**records.compute_kwargs())
+    table = crosscheck.build_table(records.systems, records.documents, records.evidence, records.judgments)
     assert table["a"]["0"]["e1"].tolist() == [0.5, 0.75] and "1" not in table["b"]
 
 
@@ -101,3 +102,16 @@ def test_spacy_is_used_only_when_installed():
             split_sentences("x", backend="spacy")
     assert sentence_backend("fr") == "pysbd"
 
+
+
+def test_records_pool_every_sample_as_eq_2():
+    """Through score_records, an evidence model with 3 passages weighs 3x one with 1 (eq. 2), not equally."""
+    from hallubench.ranking.aggregate import score_records
+
+    targets = {"a": [S3]}
+    evidence = {"e1": [["p1"]], "e2": [["p5", "p6", "p7"]]}
+    table = {(S3, "p1"): 1.0, (S3, "p5"): 0.0, (S3, "p6"): 0.0, (S3, "p7"): 0.0}
+    records = judge_responses(targets, evidence, TableJudgeDouble(table), sentence_splitter="pysbd")
+    assert records.num_samples == [1, 3]
+    pooled = score_records(records.compute_kwargs(), weighting="uniform")["scores"]["a"]
+    assert pooled == pytest.approx(1 / 4)  # (1 * 1.0 + 3 * 0.0) / 4; the mean of the two means would be 0.5

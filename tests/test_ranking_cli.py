@@ -128,7 +128,8 @@ def test_rank_notes_evidence_models_with_different_sample_counts(tmp_path):
     assert main(["rank", str(a), str(b), "--output-dir", str(out), "--cache", str(tmp_path / "j.sqlite"),
                  "--weighting", "uniform"]) == 0
     notes = json.loads((out / "crosscheck.json").read_text())["boards"][TASK]["notes"]
-    assert any("different numbers of samples per item (a: 3, b: 1)" in note for note in notes)
+    assert any("different numbers of samples per item (a: 3, b: 1); every sampled passage is pooled" in note
+               for note in notes)
     assert "a: 3, b: 1" in (out / "leaderboard.md").read_text()
 
 
