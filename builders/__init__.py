@@ -1,6 +1,6 @@
 """Dataset builders: convert each benchmark's official release into a Hub-ready dataset folder.
 
-`build("cmm", source, out)` writes `out/` with data/<config>/test.parquet, media (paths relative to
+`build("cmm", source, out)` writes `out/` with data/<config>/test-<fingerprint>.parquet, media (paths relative to
 the folder), README.md (dataset card with YAML `configs:`, license, citation) and, when rows were left
 out, skipped.jsonl; `datasets.load_dataset(out, name=config, split="test")` reads it without hallubench.
 """

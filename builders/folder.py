@@ -1,11 +1,19 @@
 """Write a Hub-ready dataset folder from a builder, atomically.
 
-Everything is built in a hidden temporary folder next to `out` (data/<config>/test.parquet, media,
-README.md card, LICENSE, skipped.jsonl) and renamed to `out` only once complete, so a failed build
+Everything is built in a hidden temporary folder next to `out` (data/<config>/test-<fingerprint>.parquet,
+media, README.md card, LICENSE, skipped.jsonl) and renamed to `out` only once complete, so a failed build
 leaves nothing that looks like a dataset.
+
+Why the fingerprint is in the file name: for a local folder whose card has YAML `configs:`, `datasets`
+(5.x) keys its cache on the folder's base name, the card's `dataset_info` and the data-file *patterns*,
+never on the files' bytes; two folders named `cmm`, or one rebuilt in place, would share one cache entry
+and `load_dataset` would serve the first one's rows. A file named after a hash of its bytes makes the
+pattern, hence the cache entry, follow the content. The card's `dataset_info` also records features and
+split sizes, so `datasets` checks the row count it generates against the card.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 import tempfile
@@ -15,12 +23,15 @@ from string import Template
 from typing import Any
 
 import datasets
+import pyarrow.parquet as pq
+import yaml
 from datasets.exceptions import DatasetGenerationError
 
 from hallubench.builders.base import PLAIN_ID, BuildError, ReleaseBuilder
 
 CARDS = Path(__file__).parent / "cards"
 SPLIT = "test"
+FINGERPRINT_CHARS = 16  # hex digits of the sha256 of a data file in its name: test-<fingerprint>.parquet
 
 
 @dataclass
@@ -29,6 +40,8 @@ class BuildSummary:
 
     path: Path
     rows: dict[str, int] = field(default_factory=dict)
+    files: dict[str, str] = field(default_factory=dict)  # config -> data file relative to the folder
+    infos: dict[str, datasets.DatasetInfo] = field(default_factory=dict)  # config -> features and split size
     skipped: list[dict[str, Any]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
@@ -62,8 +75,9 @@ def build_release(builder_cls: type[ReleaseBuilder], source: str | Path, out: st
             if not PLAIN_ID.fullmatch(name):
                 raise BuildError(f"{source}: config name {name!r} is not a plain name (letters, digits, _ . -); "
                                  "check the column the configs come from.")
-            dataset.to_parquet(str(tmp / "data" / name / f"{SPLIT}.parquet"))
+            summary.files[name] = write_data_file(dataset, tmp, name)
             summary.rows[name] = len(dataset)
+            summary.infos[name] = split_info(dataset, tmp / summary.files[name])
         del configs
         shutil.rmtree(tmp / ".cache")
         write_extras(tmp, builder_cls, source, summary)
@@ -72,6 +86,34 @@ def build_release(builder_cls: type[ReleaseBuilder], source: str | Path, out: st
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return summary
+
+
+def fingerprint(path: Path) -> str:
+    """The content fingerprint a data file carries in its name: the start of its sha256."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()[:FINGERPRINT_CHARS]
+
+
+def write_data_file(dataset: datasets.Dataset, folder: Path, config: str) -> str:
+    """Write the config's split as parquet named by its content; its path relative to `folder`."""
+    tmp = folder / "data" / config / f".{SPLIT}.parquet"
+    dataset.to_parquet(str(tmp))
+    final = tmp.with_name(f"{SPLIT}-{fingerprint(tmp)}.parquet")
+    tmp.rename(final)
+    return final.relative_to(folder).as_posix()
+
+
+def split_info(dataset: datasets.Dataset, path: Path) -> datasets.DatasetInfo:
+    """Features and the split's size as the card's `dataset_info` states them (what push_to_hub writes)."""
+    meta = pq.read_metadata(path)
+    num_bytes = sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
+    size = path.stat().st_size
+    return datasets.DatasetInfo(
+        features=dataset.features, download_size=size, dataset_size=num_bytes,
+        splits=datasets.SplitDict({SPLIT: datasets.SplitInfo(SPLIT, num_bytes=num_bytes, num_examples=meta.num_rows)}))
 
 
 def write_extras(folder: Path, builder_cls: type[ReleaseBuilder], source: Path, summary: BuildSummary) -> None:
@@ -87,21 +129,28 @@ def write_extras(folder: Path, builder_cls: type[ReleaseBuilder], source: Path, 
 
 
 def render_card(builder_cls: type[ReleaseBuilder], summary: BuildSummary) -> str:
-    """Fill cards/<name>.md: `$configs` (YAML), `$rows` (table of rows per config), `$notes` (build notes)."""
-    lines = ["configs:"]
-    for name in summary.rows:
-        lines.append(f"- config_name: {name}")
-        if name == builder_cls.DEFAULT_OUTPUT_CONFIG:
-            lines.append("  default: true")
-        lines += ["  data_files:", f"  - split: {SPLIT}", f"    path: data/{name}/{SPLIT}.parquet"]
+    """Fill cards/<name>.md: `$configs` (YAML `configs:` and `dataset_info:`), `$rows` (table of rows per
+    config), `$notes` (build notes)."""
     rows = ["| config | rows |", "|---|---|"] + [f"| `{name}` | {count:,} |" for name, count in summary.rows.items()]
     notes = list(summary.notes)
     if summary.skipped:
         notes.append(f"{len(summary.skipped)} row(s) of the release were left out; skipped.jsonl lists each "
                      "with its file, index, id and reason.")
     template = Template((CARDS / f"{builder_cls.NAME}.md").read_text(encoding="utf-8"))
-    return template.substitute(configs="\n".join(lines), rows="\n".join(rows),
+    return template.substitute(configs=card_yaml(builder_cls, summary).rstrip("\n"), rows="\n".join(rows),
                                notes="\n".join(f"- {note}" for note in notes) or "- None.")
+
+
+def card_yaml(builder_cls: type[ReleaseBuilder], summary: BuildSummary) -> str:
+    """The card's `configs:` (one per config, its content-named data file) and `dataset_info:` entries."""
+    configs, infos = [], []
+    for name, path in summary.files.items():
+        config: dict[str, Any] = {"config_name": name}
+        if name == builder_cls.DEFAULT_OUTPUT_CONFIG:
+            config["default"] = True
+        configs.append({**config, "data_files": [{"split": SPLIT, "path": path}]})
+        infos.append({"config_name": name, **summary.infos[name]._to_yaml_dict()})
+    return yaml.safe_dump({"configs": configs, "dataset_info": infos}, sort_keys=False, allow_unicode=True)
 
 
 def replace_folder(tmp: Path, out: Path) -> None:
