@@ -30,19 +30,21 @@ def builder_for(benchmark: str) -> type[ReleaseBuilder]:
 
 
 def build_with_summary(benchmark: str, source: str | Path, out: str | Path, skip_missing: bool = False,
-                       overwrite: bool = False) -> BuildSummary:
+                       overwrite: bool = False, mini: bool = False) -> BuildSummary:
     """Like `build`, returning what was written (rows per config, skipped rows, notes)."""
-    return build_release(builder_for(benchmark), source, out, skip_missing=skip_missing, overwrite=overwrite)
+    return build_release(builder_for(benchmark), source, out, skip_missing=skip_missing, overwrite=overwrite,
+                         mini=mini)
 
 
 def build(benchmark: str, source: str | Path, out: str | Path, skip_missing: bool = False,
-          overwrite: bool = False) -> Path:
+          overwrite: bool = False, mini: bool = False) -> Path:
     """Convert the official release of `benchmark` at `source` into the dataset folder `out`; returns `out`.
 
     Bad input raises BuildError naming the file and row; with `skip_missing`, bad rows are left out
     and listed in out/skipped.jsonl instead. An existing non-empty `out` is replaced only with `overwrite`.
+    `mini` marks a dataset built from an embedded mini release (its card says so, and so do runs on it).
     """
-    return build_with_summary(benchmark, source, out, skip_missing, overwrite).path
+    return build_with_summary(benchmark, source, out, skip_missing, overwrite, mini).path
 
 
 __all__ = ["BENCHMARKS", "BuildError", "BuildSummary", "ReleaseBuilder", "build", "build_with_summary", "builder_for"]

@@ -44,11 +44,13 @@ class BuildSummary:
     infos: dict[str, datasets.DatasetInfo] = field(default_factory=dict)  # config -> features and split size
     skipped: list[dict[str, Any]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    mini: bool = False  # built from an embedded mini release: synthetic, for trying the pipeline
 
 
 def build_release(builder_cls: type[ReleaseBuilder], source: str | Path, out: str | Path,
-                  skip_missing: bool = False, overwrite: bool = False) -> BuildSummary:
-    """Convert the release at `source` with `builder_cls` into the dataset folder `out`."""
+                  skip_missing: bool = False, overwrite: bool = False, mini: bool = False) -> BuildSummary:
+    """Convert the release at `source` with `builder_cls` into the dataset folder `out`; `mini` marks the card
+    of a dataset built from an embedded mini release, so runs on it say so."""
     source, out = Path(source).expanduser(), Path(out).expanduser()
     if not source.exists():
         raise BuildError(f"source {source} does not exist: point --source at the official {builder_cls.NAME} release.")
@@ -57,7 +59,7 @@ def build_release(builder_cls: type[ReleaseBuilder], source: str | Path, out: st
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.building-", dir=out.parent))
     try:
-        summary = BuildSummary(path=out)
+        summary = BuildSummary(path=out, mini=mini)
         configs: dict[str, datasets.Dataset] = {}
         for config in builder_cls.BUILDER_CONFIGS:
             builder = builder_cls(source=source, media_root=tmp, skip_missing=skip_missing,
@@ -133,6 +135,9 @@ def render_card(builder_cls: type[ReleaseBuilder], summary: BuildSummary) -> str
     config), `$notes` (build notes)."""
     rows = ["| config | rows |", "|---|---|"] + [f"| `{name}` | {count:,} |" for name, count in summary.rows.items()]
     notes = list(summary.notes)
+    if summary.mini:
+        notes.insert(0, "**Synthetic mini benchmark** (hallubench.builders.mini): a few items in the official layout "
+                        "with media drawn by code, for trying the pipeline. Scores on it measure nothing.")
     if summary.skipped:
         notes.append(f"{len(summary.skipped)} row(s) of the release were left out; skipped.jsonl lists each "
                      "with its file, index, id and reason.")
@@ -150,7 +155,9 @@ def card_yaml(builder_cls: type[ReleaseBuilder], summary: BuildSummary) -> str:
             config["default"] = True
         configs.append({**config, "data_files": [{"split": SPLIT, "path": path}]})
         infos.append({"config_name": name, **summary.infos[name]._to_yaml_dict()})
-    return yaml.safe_dump({"configs": configs, "dataset_info": infos}, sort_keys=False, allow_unicode=True)
+    tool = {"benchmark": builder_cls.NAME, **({"mini": True} if summary.mini else {})}
+    return yaml.safe_dump({"configs": configs, "dataset_info": infos, "hallubench": tool}, sort_keys=False,
+                          allow_unicode=True)
 
 
 def replace_folder(tmp: Path, out: Path) -> None:

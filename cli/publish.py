@@ -29,6 +29,9 @@ def register(subparsers) -> None:
     p.add_argument("--model-id", help="the model's Hub repo (default: the run's pretrained= argument if it is one)")
     p.add_argument("--direct-commit", dest="create_pr", action="store_false",
                    help="commit .eval_results to the model repo's main branch instead of opening a pull request")
+    p.add_argument("--allow-mini-data", action="store_true",
+                   help="publish a run made on the synthetic mini benchmarks (--data-dir mini, demo), which is refused "
+                        "otherwise; the card then says so and no .eval_results go to the model repo")
     p.add_argument("--benchmark-ids", help='Hub dataset ids of benchmarks for .eval_results, "cmm=org/cmm,..." '
                                            "(default: the results dataset)")
     p.set_defaults(func=handle)
@@ -58,7 +61,7 @@ def handle(args: argparse.Namespace) -> int:
         return 2
     return _publish(args.run_dir, repo_id=args.repo, token=args.token, private=True if args.private else None,
                     model_results=args.model_results, model_id=args.model_id, create_pr=args.create_pr,
-                    benchmark_ids={k: str(v) for k, v in benchmark_ids.items()})
+                    benchmark_ids={k: str(v) for k, v in benchmark_ids.items()}, allow_mini_data=args.allow_mini_data)
 
 
 def push_after_run(args: argparse.Namespace) -> int:

@@ -31,8 +31,9 @@ S = argparse.SUPPRESS
 
 def add_generation_arguments(p: argparse.ArgumentParser) -> None:
     """The data, generation and media flags every command that generates through the harness takes."""
-    p.add_argument("--data-dir", "--data_dir", dest="data_dir", type=Path,
-                   help="folder of built datasets (default: the mini benchmarks, built once into a cache)")
+    p.add_argument("--data-dir", "--data_dir", dest="data_dir",
+                   help="required: a folder of built datasets (`hallubench build`), a Hub dataset repo id of a built "
+                        "benchmark (org/name[@revision]), or `mini` for the embedded synthetic mini benchmarks")
     p.add_argument("--limit", type=int, help="first N samples of each task")
     p.add_argument("--seed", type=int, help="run seed; each sample's seed derives from it, the task and the id")
     p.add_argument("--batch-size", "--batch_size", dest="batch_size", type=int,

@@ -15,7 +15,6 @@ import hashlib
 import os
 import shutil
 import tempfile
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -35,16 +34,7 @@ class StaleRowsError(ConfigError):
     """`load_dataset` gave other rows than the folder's data files hold (stale cache, file edited after build)."""
 
 
-@dataclass(frozen=True)
-class DataDir:
-    """A resolved --data-dir: the local folder, whether it is the embedded mini benchmarks, and what was given."""
-
-    path: Path
-    mini: bool
-    given: str
-
-
-def resolve_data_dir(value: str | Path | None) -> DataDir:
+def resolve_data_dir(value: str | Path | None) -> Path:
     """The --data-dir a run reads; ConfigError with guidance when none was given or it does not exist.
 
     `mini` names the embedded mini benchmarks (a folder called mini: give it as ./mini).
@@ -53,12 +43,12 @@ def resolve_data_dir(value: str | Path | None) -> DataDir:
         raise ConfigError(f"--data-dir is required: hallubench never picks benchmark data for you. {GUIDANCE}")
     given = str(value)
     if given == MINI:
-        return DataDir(ensure_mini(default_data_dir()), True, given)
+        return ensure_mini(default_data_dir())
     path = Path(given).expanduser()
     if path.exists():
         if not path.is_dir():
             raise ConfigError(f"--data-dir {given}: not a folder. {GUIDANCE}")
-        return DataDir(path, all_mini(path), given)
+        return path
     raise ConfigError(f"--data-dir {given}: no such folder. {GUIDANCE}")
 
 
@@ -110,11 +100,9 @@ def is_mini(folder: Path) -> bool:
     return bool((card_metadata(folder).get("hallubench") or {}).get("mini"))
 
 
-def all_mini(data_dir: Path) -> bool:
-    """A data folder (of benchmarks, or one benchmark) whose every built dataset is a mini one."""
-    folders = [data_dir] if (data_dir / "README.md").is_file() else \
-        [p for p in data_dir.iterdir() if (p / "README.md").is_file()]
-    return bool(folders) and all(is_mini(p) for p in folders)
+def mini_tasks(data_dir: Path, tasks: list[Task]) -> list[str]:
+    """Names of the tasks whose dataset folder under `data_dir` is a mini benchmark."""
+    return sorted(task.name for task in tasks if is_mini(dataset_dir(data_dir, task)))
 
 
 def dataset_dir(data_dir: Path, task: Task) -> Path:

@@ -66,8 +66,8 @@ def card_metadata(results: Results, sample_tasks: list[str]) -> dict[str, Any]:
                 "data_files": [{"split": results.tasks[task].split if task in results.tasks else "test",
                                 "path": samples_path(task)}]}
                for task in sorted(sample_tasks)]
-    return {"pretty_name": f"hallubench results: {model_label(results)}",
-            "tags": ["hallubench", "evaluation", "hallucination"], "configs": configs}
+    tags = ["hallubench", "evaluation", "hallucination"] + (["hallubench-mini-data"] if results.run.mini_data else [])
+    return {"pretty_name": f"hallubench results: {model_label(results)}", "tags": tags, "configs": configs}
 
 
 def model_label(results: Results) -> str:
@@ -88,11 +88,14 @@ def dataset_card(results: Results, repo_id: str, sample_tasks: list[str], chart:
     load = (f'```python\nfrom datasets import load_dataset\n\nsamples = load_dataset("{repo_id}", '
             f'"{sorted(sample_tasks)[0]}")\n```\n' if sample_tasks else "")
     chart_line = "\n![metrics per task and group](results.png)\n" if chart else ""
+    mini = (f"\n> **Mini data.** {', '.join(results.run.mini_data)} ran on hallubench's embedded synthetic mini "
+            "benchmarks (a few code-drawn items per benchmark), published with `--allow-mini-data`. These numbers "
+            "check the pipeline; they are not a measurement of the model.\n" if results.run.mini_data else "")
     return f"""---
 {header}---
 
-# hallubench results: {model_label(results)}
-
+# hallubench results: {model_label(results)}{" (mini data)" if results.run.mini_data else ""}
+{mini}
 Hallucination benchmarks run with hallubench.
 
 - Model: `{model_label(results)}` (adapter `{results.model.name}`, fingerprint `{results.model.fingerprint}`)

@@ -7,6 +7,10 @@
    request by default since the publisher rarely owns the model repo. Skipped when the run's model is
    a local path with no Hub id (unless `model_id` names it).
 
+A run made on the embedded synthetic mini benchmarks (results.json `run.mini_data`) is refused unless
+`allow_mini_data`; then the card says so in its title and first lines, and no `.eval_results` go to the
+model repo (synthetic scores must not appear next to a model's benchmark results).
+
 Nothing is written to the run folder. The token (argument, `HF_TOKEN` or the huggingface_hub login)
 only goes into HfApi, which sends it as the Authorization header; it is never printed, logged or put
 in an error message.
@@ -131,15 +135,22 @@ def commit_additions(files: dict[str, bytes]) -> list[CommitOperationAdd]:
 
 def publish_run(run_dir: Path, repo_id: str, *, token: str | None = None, private: bool | None = None,
                 model_results: bool = True, model_id: str | None = None, create_pr: bool = True,
-                benchmark_ids: dict[str, str] | None = None, endpoint: str | None = None) -> PublishReport:
+                benchmark_ids: dict[str, str] | None = None, endpoint: str | None = None,
+                allow_mini_data: bool = False) -> PublishReport:
     """Push `run_dir` to the dataset repo `repo_id` and (unless `model_results` is False) the model's
     `.eval_results` files to `model_id` or the Hub id in the run's model args.
 
     `benchmark_ids` maps benchmark names to their Hub dataset ids for the eval results entries (default:
     the results dataset). `create_pr=False` commits to the model repo's main branch instead of a PR.
     `private=None` leaves a new dataset repo's visibility to the Hub's default for the namespace.
+    `allow_mini_data` publishes a run made on the mini benchmarks (refused otherwise), marked as such.
     """
     results, raw_results, records = read_run(run_dir)
+    if results.run.mini_data and not allow_mini_data:
+        raise PublishError(
+            f"{run_dir} was made on the embedded synthetic mini benchmarks (tasks {', '.join(results.run.mini_data)}), "
+            "so its scores measure nothing about the model. Run on the real benchmarks (`hallubench build`, then "
+            "--data-dir), or pass --allow-mini-data to publish it anyway, marked as mini data")
     tables = samples_parquet(records)
     chart = Path(run_dir) / PLOT
     files = {RESULTS: raw_results,
@@ -157,6 +168,9 @@ def publish_run(run_dir: Path, repo_id: str, *, token: str | None = None, privat
     if not model_results:
         return report
     report.model_id = model_id or hub_model_id(results)
+    if results.run.mini_data:
+        report.model_note = "model results skipped: scores on the synthetic mini benchmarks are not model results"
+        return report
     if report.model_id is None:
         report.model_note = (f"model results skipped: the run's model {model_label(results)!r} has no Hub id "
                              "(local path or API name); pass --model-id ORG/NAME to add them to its model repo")

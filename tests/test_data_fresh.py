@@ -34,7 +34,7 @@ def load(folder, config=None):
 
 
 def mini(benchmark, root):
-    return build(benchmark, make_release(benchmark, root / "release"), root / benchmark)
+    return build(benchmark, make_release(benchmark, root / "release"), root / benchmark, mini=True)
 
 
 def test_a_new_folder_with_the_mini_ones_name_gets_its_own_rows(shared_data, tmp_path, cache):
