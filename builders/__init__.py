@@ -13,6 +13,7 @@ from hallubench.builders.base import BuildError, ReleaseBuilder
 from hallubench.builders.cchall import CCHall
 from hallubench.builders.cmm import CMM
 from hallubench.builders.folder import BuildSummary, build_release
+from hallubench.builders.hub import HUB_PREFIX, fetch_release
 from hallubench.builders.mhalubench import MHaluBench
 from hallubench.builders.sac3 import SAC3
 
@@ -29,16 +30,24 @@ def builder_for(benchmark: str) -> type[ReleaseBuilder]:
         raise BuildError(f"unknown benchmark {benchmark!r}; choose one of: {', '.join(BENCHMARKS)}") from None
 
 
-def build_with_summary(benchmark: str, source: str | Path, out: str | Path, skip_missing: bool = False,
+def build_with_summary(benchmark: str, source: str | Path | None, out: str | Path, skip_missing: bool = False,
                        overwrite: bool = False, mini: bool = False) -> BuildSummary:
     """Like `build`, returning what was written (rows per config, skipped rows, notes)."""
-    return build_release(builder_for(benchmark), source, out, skip_missing=skip_missing, overwrite=overwrite,
-                         mini=mini)
+    builder_cls = builder_for(benchmark)
+    snapshot = None
+    if source is None or str(source).startswith(HUB_PREFIX):
+        snapshot = fetch_release(benchmark, None if source is None else str(source))
+        source = snapshot.path
+    return build_release(builder_cls, source, out, skip_missing=skip_missing, overwrite=overwrite, mini=mini,
+                         origin=snapshot)
 
 
-def build(benchmark: str, source: str | Path, out: str | Path, skip_missing: bool = False,
+def build(benchmark: str, source: str | Path | None, out: str | Path, skip_missing: bool = False,
           overwrite: bool = False, mini: bool = False) -> Path:
     """Convert the official release of `benchmark` at `source` into the dataset folder `out`; returns `out`.
+
+    `source` None downloads the official release from the Hub (`hallubench.builders.hub.HUB_RELEASES`), and
+    "hub:<repo_id>[@revision]" another Hub repo; the card records the repo and the commit built from.
 
     Bad input raises BuildError naming the file and row; with `skip_missing`, bad rows are left out
     and listed in out/skipped.jsonl instead. An existing non-empty `out` is replaced only with `overwrite`.

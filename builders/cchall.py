@@ -1,4 +1,5 @@
-"""CCHall (Zhang et al. 2025): test.parquet with embedded images -> rows + images/<id>.png.
+"""CCHall (Zhang et al. 2025): test.parquet (or the Hub's data/test-*.parquet shards) with embedded images ->
+rows + images/<id>.png.
 
 Ids are "cchall-<index>" by position in test.parquet (question_id is kept as its own column but is
 not documented as unique). Images are written as PNG: PNG bytes as they are, other formats re-encoded
@@ -36,16 +37,19 @@ class CCHall(ReleaseBuilder):
     })
 
     def read_records(self) -> tuple[Path, Iterator[dict[str, Any]]]:
-        path = self.source / "test.parquet" if self.source.is_dir() else self.source
-        try:
-            parquet = pq.ParquetFile(path)
-        except (OSError, pa.ArrowException) as err:
-            raise BuildError(f"{path} is not a readable parquet file ({err}); expected CCHall's test.parquet.") from err
-        missing = [name for name in COLUMNS if name not in parquet.schema_arrow.names]
-        if missing:
-            raise BuildError(f"{path} lacks the column(s) {', '.join(missing)}; expected CCHall's fields {', '.join(COLUMNS)}.")
-        return path, (row for batch in parquet.iter_batches(batch_size=64, columns=list(COLUMNS))
-                      for row in batch.to_pylist())
+        files = self.parquet_files()
+        parquets = [open_parquet(path) for path in files]
+        where = files[0] if len(files) == 1 else self.source
+        return where, (row for parquet in parquets
+                       for batch in parquet.iter_batches(batch_size=64, columns=list(COLUMNS))
+                       for row in batch.to_pylist())
+
+    def parquet_files(self) -> list[Path]:
+        """The test split: the file given, the folder's test.parquet, or its shards data/test-*.parquet in order
+        (the layout `push_to_hub` writes)."""
+        if not self.source.is_dir() or (self.source / "test.parquet").exists():
+            return [self.source / "test.parquet" if self.source.is_dir() else self.source]
+        return sorted(self.source.glob("data/test-*.parquet")) or [self.source / "test.parquet"]
 
     def convert(self, index: int, raw: dict[str, Any]) -> dict[str, Any]:
         values = strings(raw, TEXT_FIELDS)
@@ -79,3 +83,15 @@ class CCHall(ReleaseBuilder):
         if "all" in sources:
             raise BuildError(f"{self.source}: a dataset_source is named 'all', which clashes with the `all` config.")
         return {**subsets(dataset, "dataset_source", sources), "all": dataset}
+
+
+def open_parquet(path: Path) -> pq.ParquetFile:
+    """A parquet file with every CCHall column; BuildError naming the file otherwise."""
+    try:
+        parquet = pq.ParquetFile(path)
+    except (OSError, pa.ArrowException) as err:
+        raise BuildError(f"{path} is not a readable parquet file ({err}); expected CCHall's test.parquet.") from err
+    missing = [name for name in COLUMNS if name not in parquet.schema_arrow.names]
+    if missing:
+        raise BuildError(f"{path} lacks the column(s) {', '.join(missing)}; expected CCHall's fields {', '.join(COLUMNS)}.")
+    return parquet

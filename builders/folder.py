@@ -28,6 +28,7 @@ import yaml
 from datasets.exceptions import DatasetGenerationError
 
 from hallubench.builders.base import PLAIN_ID, BuildError, ReleaseBuilder
+from hallubench.builders.hub import Snapshot
 
 CARDS = Path(__file__).parent / "cards"
 SPLIT = "test"
@@ -45,12 +46,15 @@ class BuildSummary:
     skipped: list[dict[str, Any]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     mini: bool = False  # built from an embedded mini release: synthetic, for trying the pipeline
+    origin: Snapshot | None = None  # the Hub repo and commit the release was downloaded from
 
 
 def build_release(builder_cls: type[ReleaseBuilder], source: str | Path, out: str | Path,
-                  skip_missing: bool = False, overwrite: bool = False, mini: bool = False) -> BuildSummary:
+                  skip_missing: bool = False, overwrite: bool = False, mini: bool = False,
+                  origin: Snapshot | None = None) -> BuildSummary:
     """Convert the release at `source` with `builder_cls` into the dataset folder `out`; `mini` marks the card
-    of a dataset built from an embedded mini release, so runs on it say so."""
+    of a dataset built from an embedded mini release, so runs on it say so; `origin` is the Hub snapshot `source`
+    was downloaded as, recorded in the card."""
     source, out = Path(source).expanduser(), Path(out).expanduser()
     if not source.exists():
         raise BuildError(f"source {source} does not exist: point --source at the official {builder_cls.NAME} release.")
@@ -59,7 +63,7 @@ def build_release(builder_cls: type[ReleaseBuilder], source: str | Path, out: st
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.building-", dir=out.parent))
     try:
-        summary = BuildSummary(path=out, mini=mini)
+        summary = BuildSummary(path=out, mini=mini, origin=origin)
         configs: dict[str, datasets.Dataset] = {}
         for config in builder_cls.BUILDER_CONFIGS:
             builder = builder_cls(source=source, media_root=tmp, skip_missing=skip_missing,
@@ -135,6 +139,9 @@ def render_card(builder_cls: type[ReleaseBuilder], summary: BuildSummary) -> str
     config), `$notes` (build notes)."""
     rows = ["| config | rows |", "|---|---|"] + [f"| `{name}` | {count:,} |" for name, count in summary.rows.items()]
     notes = list(summary.notes)
+    if summary.origin is not None:
+        notes.insert(0, f"Built from the Hub release [`{summary.origin.repo_id}`]"
+                        f"(https://huggingface.co/datasets/{summary.origin.repo_id}) at commit `{summary.origin.commit}`.")
     if summary.mini:
         notes.insert(0, "**Synthetic mini benchmark** (hallubench.builders.mini): a few items in the official layout "
                         "with media drawn by code, for trying the pipeline. Scores on it measure nothing.")
@@ -155,7 +162,11 @@ def card_yaml(builder_cls: type[ReleaseBuilder], summary: BuildSummary) -> str:
             config["default"] = True
         configs.append({**config, "data_files": [{"split": SPLIT, "path": path}]})
         infos.append({"config_name": name, **summary.infos[name]._to_yaml_dict()})
-    tool = {"benchmark": builder_cls.NAME, **({"mini": True} if summary.mini else {})}
+    tool: dict[str, Any] = {"benchmark": builder_cls.NAME}
+    if summary.mini:
+        tool["mini"] = True
+    if summary.origin is not None:
+        tool["source"] = {"repo_id": summary.origin.repo_id, "commit": summary.origin.commit}
     return yaml.safe_dump({"configs": configs, "dataset_info": infos, "hallubench": tool}, sort_keys=False,
                           allow_unicode=True)
 

@@ -1,7 +1,7 @@
 """Where the built datasets are, and reading one task's rows with plain `datasets.load_dataset`, checked.
 
 `--data-dir` is required: a folder of built datasets (`<dir>/<benchmark>/`, or one benchmark's folder
-itself), or `mini` for the embedded mini benchmarks, built once into a cache
+itself), a Hub dataset repo id of built hallubench datasets (`org/name[@revision]`), or `mini` for the embedded mini benchmarks, built once into a cache
 folder (`$HALLUBENCH_CACHE`, default `~/.cache/hallubench`) by `hallubench.builders.mini.build_all`.
 Those are synthetic (media drawn by code) and results made on them say so.
 
@@ -37,7 +37,9 @@ class StaleRowsError(ConfigError):
 def resolve_data_dir(value: str | Path | None) -> Path:
     """The --data-dir a run reads; ConfigError with guidance when none was given or it does not exist.
 
-    `mini` names the embedded mini benchmarks (a folder called mini: give it as ./mini).
+    `mini` names the embedded mini benchmarks (a folder called mini: give it as ./mini); an existing path is
+    a folder; `hub:org/name[@rev]`, or a bare `org/name[@rev]` that is no local path, is a Hub dataset repo of
+    built hallubench datasets (one benchmark's folder, or `<benchmark>/` folders), downloaded to the HF cache.
     """
     if value is None or str(value) == "":
         raise ConfigError(f"--data-dir is required: hallubench never picks benchmark data for you. {GUIDANCE}")
@@ -49,7 +51,17 @@ def resolve_data_dir(value: str | Path | None) -> Path:
         if not path.is_dir():
             raise ConfigError(f"--data-dir {given}: not a folder. {GUIDANCE}")
         return path
-    raise ConfigError(f"--data-dir {given}: no such folder. {GUIDANCE}")
+    from hallubench.builders.base import BuildError
+    from hallubench.builders.hub import HUB_PREFIX, download, parse_repo
+
+    repo = parse_repo(given)
+    if repo is None or (not given.startswith(HUB_PREFIX) and given.startswith((".", "/", "~"))):
+        raise ConfigError(f"--data-dir {given}: no such folder (nor a Hub dataset repo id org/name). {GUIDANCE}")
+    try:
+        return download(*repo, what=f"--data-dir {given}",
+                        manual="pass that folder as --data-dir").path
+    except BuildError as err:
+        raise ConfigError(str(err)) from None
 
 
 def default_data_dir() -> Path:
