@@ -2,8 +2,8 @@
 rows + images/<id>.png.
 
 Ids are "cchall-<index>" by position in test.parquet (question_id is kept as its own column but is
-not documented as unique). Images are written as PNG: PNG bytes as they are, other formats re-encoded
-losslessly from the decoded image. Configs: one per dataset_source plus `all`.
+not documented as unique). Images are written as PNG (PNG bytes as they are, other formats re-encoded
+losslessly from the decoded image) to images/<id>.png and embedded in the parquet as `datasets.Image`. Configs: one per dataset_source plus `all`.
 """
 from __future__ import annotations
 
@@ -16,8 +16,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from PIL import Image, UnidentifiedImageError
 
-from hallubench.builders.base import (BuildError, ReleaseBuilder, RowError, check_relative, column_values, strings,
-                                      subsets)
+from hallubench.builders.base import (BuildError, ReleaseBuilder, RowError, check_relative, column_values, image_cell,
+                                      strings, subsets)
 
 TEXT_FIELDS = ("dataset_source", "image_id", "question", "response1", "response2", "choice", "label",
                "language", "language_category")
@@ -33,7 +33,7 @@ class CCHall(ReleaseBuilder):
         "id": datasets.Value("string"),
         "question_id": datasets.Value("int64"),
         **{name: datasets.Value("string") for name in TEXT_FIELDS},
-        "image": datasets.Value("string"),
+        "image": datasets.Image(),
     })
 
     def read_records(self) -> tuple[Path, Iterator[dict[str, Any]]]:
@@ -57,7 +57,7 @@ class CCHall(ReleaseBuilder):
             raise RowError(f"question_id must be an integer, got {raw['question_id']!r}")
         row_id = self.row_id(index, raw)
         return {"id": row_id, "question_id": raw["question_id"], **values,
-                "image": self.write_png(raw["image"], f"images/{row_id}.png")}
+                "image": image_cell(self.media_root, self.write_png(raw["image"], f"images/{row_id}.png"))}
 
     def write_png(self, image: Any, rel: str) -> str:
         """Write the HF Image struct {bytes, path} as a PNG at `rel` under the output folder."""

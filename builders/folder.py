@@ -150,7 +150,20 @@ def render_card(builder_cls: type[ReleaseBuilder], summary: BuildSummary) -> str
                      "with its file, index, id and reason.")
     template = Template((CARDS / f"{builder_cls.NAME}.md").read_text(encoding="utf-8"))
     return template.substitute(configs=card_yaml(builder_cls, summary).rstrip("\n"), rows="\n".join(rows),
+                               media=media_paths(builder_cls, summary),
                                notes="\n".join(f"- {note}" for note in notes) or "- None.")
+
+
+def media_paths(builder_cls: type[ReleaseBuilder], summary: BuildSummary) -> str:
+    """One line on resolving the video/audio path columns, which stay strings: decoding needs hallubench's loaders."""
+    if not builder_cls.MEDIA_PATH_COLUMNS:
+        return ""
+    column = builder_cls.MEDIA_PATH_COLUMNS[0]
+    repo = "ORG/NAME"
+    return (f"{', '.join(f'`{c}`' for c in builder_cls.MEDIA_PATH_COLUMNS)} hold paths relative to this folder "
+            "(strings, not decoded: read them with `hallubench.loaders` or any video/audio library): "
+            f'`os.path.join(folder, row["{column}"])` here, or `hf_hub_download("{repo}", row["{column}"], '
+            'repo_type="dataset")` for a copy pushed to the Hub.\n')
 
 
 def card_yaml(builder_cls: type[ReleaseBuilder], summary: BuildSummary) -> str:

@@ -195,6 +195,21 @@ def check_rows(folder: Path, task: Task, ds, files: list[Path], n: int) -> None:
                              f"{', '.join(p.name for p in files)}. {fix}")
 
 
+def first_rows(ds, n: int) -> list[dict[str, Any]]:
+    """The first `n` rows; `datasets.Image` cells as their name, the image's path relative to the folder (the
+    harness reads the file there), without decoding or copying the embedded bytes."""
+    import datasets
+    import pyarrow.compute as pc
+
+    images = [name for name, feature in ds.features.items() if isinstance(feature, datasets.Image)]
+    rows = ds.select(range(n)).remove_columns(images).to_list()
+    table = ds.data.table.slice(0, n)
+    for name in images:
+        for row, path in zip(rows, pc.struct_field(table.column(name), "path").to_pylist()):
+            row[name] = path
+    return rows
+
+
 def load_rows(folder: Path, task: Task, limit: int | None = None) -> tuple[list[dict[str, Any]], int]:
     """The first `limit` rows (dataset order) of the task's config and split, and the split's size.
 
@@ -209,7 +224,7 @@ def load_rows(folder: Path, task: Task, limit: int | None = None) -> tuple[list[
     total = len(ds)
     n = total if limit is None else min(limit, total)
     check_rows(folder, task, ds, files, n)
-    rows = ds.select(range(n)).to_list()
+    rows = first_rows(ds, n)
     ids = [row["id"] for row in rows]
     if len(set(ids)) != len(ids):
         raise ConfigError(f"{folder} config {task.config!r}: sample ids are not unique")

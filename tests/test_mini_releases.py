@@ -332,7 +332,8 @@ def test_build_all_keeps_every_row_and_its_media(tmp_path, monkeypatch):
         for row in rows:
             for column in MEDIA_COLUMNS:
                 if row.get(column) is not None:
-                    assert (folder / row[column]).is_file(), (name, row["id"], column)
+                    path = row[column]["path"] if column == "image" else row[column]  # datasets.Image: named by its file
+                    assert (folder / path).is_file(), (name, row["id"], column)
 
 
 def test_zipped_and_folder_cmm_build_the_same_rows(releases, tmp_path, monkeypatch):
