@@ -28,6 +28,8 @@ import yaml
 from datasets.exceptions import DatasetGenerationError
 
 from hallubench.builders.base import PLAIN_ID, BuildError, ReleaseBuilder
+from hallubench.builders.eval_yaml import FILE as EVAL_FILE
+from hallubench.builders.eval_yaml import eval_yaml
 from hallubench.builders.hub import Snapshot
 
 CARDS = Path(__file__).parent / "cards"
@@ -123,7 +125,8 @@ def split_info(dataset: datasets.Dataset, path: Path) -> datasets.DatasetInfo:
 
 
 def write_extras(folder: Path, builder_cls: type[ReleaseBuilder], source: Path, summary: BuildSummary) -> None:
-    """The dataset card, the upstream LICENSE when the release has one, and skipped.jsonl."""
+    """The dataset card, eval.yaml (when a task scores the benchmark), the upstream LICENSE when the release has
+    one, and skipped.jsonl."""
     if summary.skipped:
         with open(folder / "skipped.jsonl", "w", encoding="utf-8") as f:
             for row in summary.skipped:
@@ -131,7 +134,12 @@ def write_extras(folder: Path, builder_cls: type[ReleaseBuilder], source: Path, 
     license_file = (source if source.is_dir() else source.parent) / "LICENSE"
     if license_file.is_file():
         shutil.copyfile(license_file, folder / "LICENSE")
-    (folder / "README.md").write_text(render_card(builder_cls, summary), encoding="utf-8")
+    card = render_card(builder_cls, summary)
+    (folder / "README.md").write_text(card, encoding="utf-8")
+    name = yaml.safe_load(card.split("---\n")[1]).get("pretty_name", builder_cls.NAME)
+    text = eval_yaml(builder_cls.NAME, name)
+    if text is not None:
+        (folder / EVAL_FILE).write_text(text, encoding="utf-8")
 
 
 def render_card(builder_cls: type[ReleaseBuilder], summary: BuildSummary) -> str:

@@ -3,8 +3,10 @@
     hallubench publish runs/qwen --repo you/qwen-hallubench            # dataset repo + PR on the model repo
     hallubench publish runs/qwen --repo you/qwen-hallubench --no-model-results --private
 
-The dataset repo gets results.json, samples/<task>.parquet and a card with the results table; the
-model repo gets `.eval_results/hallubench_<task>.yaml` as a pull request. The token comes from
+The dataset repo gets <model>/results.json, <model>/samples/<task>.parquet and a card with the results
+table and one config per model and task (a second model joins the first); the model repo gets
+`.eval_results/hallubench_<task>.yaml` as a pull request, with the scores on the benchmark datasets named
+by --benchmark-ids (pushed `hallubench build` folders, whose eval.yaml defines the task ids). The token comes from
 --token, HF_TOKEN or `hf auth login`, and is never printed or written anywhere.
 """
 from __future__ import annotations
@@ -32,8 +34,9 @@ def register(subparsers) -> None:
     p.add_argument("--allow-mini-data", action="store_true",
                    help="publish a run made on the synthetic mini benchmarks (--data-dir mini, demo), which is refused "
                         "otherwise; the card then says so and no .eval_results go to the model repo")
-    p.add_argument("--benchmark-ids", help='Hub dataset ids of benchmarks for .eval_results, "cmm=org/cmm,..." '
-                                           "(default: the results dataset)")
+    p.add_argument("--benchmark-ids", help='the Hub datasets holding the benchmarks (pushed `hallubench build` folders, '
+                                           'with their eval.yaml), "cmm=org/cmm,cchall=org/cchall"; .eval_results '
+                                           "entries point at them, and a benchmark without one gets none")
     p.set_defaults(func=handle)
 
 
