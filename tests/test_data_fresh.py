@@ -137,3 +137,27 @@ def test_the_harness_refuses_an_older_folders_stale_rows_with_the_same_count(sha
             load_rows(folder, task)
     with pytest.raises(StaleRowsError, match=rf"{folder} config 'default'.* differ from those in test.parquet"):
         load_rows(folder, task, limit=2)
+
+
+def test_hallubench_run_evaluates_the_new_folders_rows(tmp_path, cache, monkeypatch):
+    from test_publish_hub import ChatModelTestDouble
+
+    from hallubench import models
+    from hallubench.cli.main import main
+
+    monkeypatch.setitem(models.MODELS, "test_double", ChatModelTestDouble)
+
+    def run(data, out):
+        assert main(["run", "--model", "test_double", "--model-args", "pretrained=org/m", "--tasks", "cmm",
+                     "--data-dir", str(data), "--output-dir", str(out), "--limit", "3", "--num-frames", "2"]) == 0
+        return [json.loads(line) for line in (out / "samples.jsonl").read_text().splitlines()]
+
+    mini("cmm", tmp_path / "mini")
+    assert len(run(tmp_path / "mini", tmp_path / "run-mini")) == 3  # fills the cache with the mini rows
+    release = make_release("cmm", tmp_path / "other-release")
+    probes = json.loads((release / "all_data_final_reorg.json").read_text())[::-1]  # another release, same size
+    (release / "all_data_final_reorg.json").write_text(json.dumps(probes))
+    build("cmm", release, tmp_path / "other" / "cmm")
+    records = run(tmp_path / "other", tmp_path / "run-other")
+    assert [(r["id"], r["prompt"]) for r in records] == \
+        [(f"cmm-{i:04d}", p["question"] + " Answer with yes or no.") for i, p in enumerate(probes[:3])]
