@@ -57,9 +57,10 @@ def resolve_data_dir(value: str | Path | None) -> Path:
     repo = parse_repo(given)
     if repo is None or (not given.startswith(HUB_PREFIX) and given.startswith((".", "/", "~"))):
         raise ConfigError(f"--data-dir {given}: no such folder (nor a Hub dataset repo id org/name). {GUIDANCE}")
+    what = f"--data-dir {given}" if given.startswith(HUB_PREFIX) else \
+        f"--data-dir {given} (no such folder here, so read as a Hub dataset repo id)"
     try:
-        return download(*repo, what=f"--data-dir {given}",
-                        manual="pass that folder as --data-dir").path
+        return download(*repo, what=what, manual="pass that folder as --data-dir").path
     except BuildError as err:
         raise ConfigError(str(err)) from None
 

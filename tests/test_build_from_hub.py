@@ -169,7 +169,9 @@ def test_data_dir_takes_the_hub_repo_of_a_built_dataset(layout, mini_cmm_release
     official = json.loads((mini_cmm_release / "all_data_final_reorg.json").read_text())
     assert json.loads(done.stdout) == {"ids": ["cmm-0000", "cmm-0001", "cmm-0002"], "total": len(official),
                                        "questions": [item["question"] for item in official[:3]]}
-    assert missing.returncode == 1 and "--data-dir me/other: no Hub dataset repo me/other" in missing.stderr
+    assert missing.returncode == 1
+    assert "--data-dir me/other (no such folder here, so read as a Hub dataset repo id): no Hub dataset repo me/other" \
+        in missing.stderr
 
 
 def test_cchall_reads_the_hubs_parquet_shards_in_order(tmp_path):
