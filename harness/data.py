@@ -34,6 +34,13 @@ class StaleRowsError(ConfigError):
     """`load_dataset` gave other rows than the folder's data files hold (stale cache, file edited after build)."""
 
 
+def require_data_dir(value: str | Path | None) -> str:
+    """The --data-dir as given; ConfigError with the guidance when there is none."""
+    if value is None or str(value) == "":
+        raise ConfigError(f"--data-dir is required: hallubench never picks benchmark data for you. {GUIDANCE}")
+    return str(value)
+
+
 def resolve_data_dir(value: str | Path | None) -> Path:
     """The --data-dir a run reads; ConfigError with guidance when none was given or it does not exist.
 
@@ -41,9 +48,7 @@ def resolve_data_dir(value: str | Path | None) -> Path:
     a folder; `hub:org/name[@rev]`, or a bare `org/name[@rev]` that is no local path, is a Hub dataset repo of
     built hallubench datasets (one benchmark's folder, or `<benchmark>/` folders), downloaded to the HF cache.
     """
-    if value is None or str(value) == "":
-        raise ConfigError(f"--data-dir is required: hallubench never picks benchmark data for you. {GUIDANCE}")
-    given = str(value)
+    given = require_data_dir(value)
     if given == MINI:
         return ensure_mini(default_data_dir())
     path = Path(given).expanduser()

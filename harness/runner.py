@@ -18,7 +18,7 @@ from typing import Any
 
 from hallubench.benchmarks import Task, get_task
 from hallubench.harness import store
-from hallubench.harness.data import mini_tasks, resolve_data_dir
+from hallubench.harness.data import mini_tasks, require_data_dir, resolve_data_dir
 from hallubench.harness.environment import environment
 from hallubench.harness.generate import run_batch
 from hallubench.harness.media import check_model_accepts, check_modality
@@ -119,6 +119,7 @@ def run(options: RunOptions) -> Results | None:
         raise ConfigError("--tasks is empty; give a comma-separated list of task names")
     for task in tasks:
         check_modality(task, options.modality)
+    require_data_dir(options.data_dir)  # before any process waits on another
     accelerator = Accelerator()
     with accelerator.main_process_first():
         data_dir = resolve_data_dir(options.data_dir)
