@@ -26,6 +26,8 @@ import datasets
 import pyarrow.parquet as pq
 import yaml
 from datasets.exceptions import DatasetGenerationError
+from datasets.info import DatasetInfosDict
+from huggingface_hub import DatasetCardData
 
 from hallubench.builders.base import PLAIN_ID, BuildError, ReleaseBuilder
 from hallubench.builders.eval_yaml import FILE as EVAL_FILE
@@ -158,38 +160,38 @@ def render_card(builder_cls: type[ReleaseBuilder], summary: BuildSummary) -> str
                      "with its file, index, id and reason.")
     template = Template((CARDS / f"{builder_cls.NAME}.md").read_text(encoding="utf-8"))
     return template.substitute(configs=card_yaml(builder_cls, summary).rstrip("\n"), rows="\n".join(rows),
-                               media=media_paths(builder_cls, summary),
+                               media=media_paths(builder_cls),
                                notes="\n".join(f"- {note}" for note in notes) or "- None.")
 
 
-def media_paths(builder_cls: type[ReleaseBuilder], summary: BuildSummary) -> str:
+def media_paths(builder_cls: type[ReleaseBuilder]) -> str:
     """One line on resolving the video/audio path columns, which stay strings: decoding needs hallubench's loaders."""
     if not builder_cls.MEDIA_PATH_COLUMNS:
         return ""
     column = builder_cls.MEDIA_PATH_COLUMNS[0]
-    repo = "ORG/NAME"
     return (f"{', '.join(f'`{c}`' for c in builder_cls.MEDIA_PATH_COLUMNS)} hold paths relative to this folder "
             "(strings, not decoded: read them with `hallubench.loaders` or any video/audio library): "
-            f'`os.path.join(folder, row["{column}"])` here, or `hf_hub_download("{repo}", row["{column}"], '
+            f'`os.path.join(folder, row["{column}"])` here, or `hf_hub_download("ORG/NAME", row["{column}"], '
             'repo_type="dataset")` for a copy pushed to the Hub.\n')
 
 
 def card_yaml(builder_cls: type[ReleaseBuilder], summary: BuildSummary) -> str:
     """The card's `configs:` (one per config, its content-named data file) and `dataset_info:` entries."""
-    configs, infos = [], []
+    configs = []
     for name, path in summary.files.items():
         config: dict[str, Any] = {"config_name": name}
         if name == builder_cls.DEFAULT_OUTPUT_CONFIG:
             config["default"] = True
         configs.append({**config, "data_files": [{"split": SPLIT, "path": path}]})
-        infos.append({"config_name": name, **summary.infos[name]._to_yaml_dict()})
+    card_data = DatasetCardData()  # dataset_info as push_to_hub writes it
+    DatasetInfosDict(summary.infos).to_dataset_card_data(card_data)
     tool: dict[str, Any] = {"benchmark": builder_cls.NAME}
     if summary.mini:
         tool["mini"] = True
     if summary.origin is not None:
         tool["source"] = {"repo_id": summary.origin.repo_id, "commit": summary.origin.commit}
-    return yaml.safe_dump({"configs": configs, "dataset_info": infos, "hallubench": tool}, sort_keys=False,
-                          allow_unicode=True)
+    return yaml.safe_dump({"configs": configs, "dataset_info": card_data["dataset_info"], "hallubench": tool},
+                          sort_keys=False, allow_unicode=True)
 
 
 def replace_folder(tmp: Path, out: Path) -> None:

@@ -1,8 +1,9 @@
 """Where the built datasets are, and reading one task's rows with plain `datasets.load_dataset`, checked.
 
 `--data-dir` is required: a folder of built datasets (`<dir>/<benchmark>/`, or one benchmark's folder
-itself), a Hub dataset repo id of built hallubench datasets (`org/name[@revision]`), or `mini` for the embedded mini benchmarks, built once into a cache
-folder (`$HALLUBENCH_CACHE`, default `~/.cache/hallubench`) by `hallubench.builders.mini.build_all`.
+itself), a Hub dataset repo id of built hallubench datasets (`org/name[@revision]`), or `mini` for the
+embedded mini benchmarks, built once into a cache folder (`$HALLUBENCH_CACHE`, default
+`~/.cache/hallubench`) by `hallubench.builders.mini.build_all`.
 Those are synthetic (media drawn by code) and results made on them say so.
 
 The rows `load_dataset` returns are checked against the folder's data files (row count, then the rows
