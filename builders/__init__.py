@@ -1,6 +1,6 @@
 """Dataset builders: convert each benchmark's official release into a Hub-ready dataset folder.
 
-`build("cmm", source, out)` writes `out/` with data/<config>/test.parquet, media (paths relative to
+`build("cmm", source, out)` writes `out/` with data/<config>/test-<fingerprint>.parquet, media (paths relative to
 the folder), README.md (dataset card with YAML `configs:`, license, citation) and, when rows were left
 out, skipped.jsonl; `datasets.load_dataset(out, name=config, split="test")` reads it without hallubench.
 """
@@ -13,6 +13,7 @@ from hallubench.builders.base import BuildError, ReleaseBuilder
 from hallubench.builders.cchall import CCHall
 from hallubench.builders.cmm import CMM
 from hallubench.builders.folder import BuildSummary, build_release
+from hallubench.builders.hub import HUB_PREFIX, fetch_release
 from hallubench.builders.mhalubench import MHaluBench
 from hallubench.builders.sac3 import SAC3
 
@@ -29,20 +30,30 @@ def builder_for(benchmark: str) -> type[ReleaseBuilder]:
         raise BuildError(f"unknown benchmark {benchmark!r}; choose one of: {', '.join(BENCHMARKS)}") from None
 
 
-def build_with_summary(benchmark: str, source: str | Path, out: str | Path, skip_missing: bool = False,
-                       overwrite: bool = False) -> BuildSummary:
+def build_with_summary(benchmark: str, source: str | Path | None, out: str | Path, skip_missing: bool = False,
+                       overwrite: bool = False, mini: bool = False) -> BuildSummary:
     """Like `build`, returning what was written (rows per config, skipped rows, notes)."""
-    return build_release(builder_for(benchmark), source, out, skip_missing=skip_missing, overwrite=overwrite)
+    builder_cls = builder_for(benchmark)
+    snapshot = None
+    if source is None or str(source).startswith(HUB_PREFIX):
+        snapshot = fetch_release(benchmark, None if source is None else str(source))
+        source = snapshot.path
+    return build_release(builder_cls, source, out, skip_missing=skip_missing, overwrite=overwrite, mini=mini,
+                         origin=snapshot)
 
 
-def build(benchmark: str, source: str | Path, out: str | Path, skip_missing: bool = False,
-          overwrite: bool = False) -> Path:
+def build(benchmark: str, source: str | Path | None, out: str | Path, skip_missing: bool = False,
+          overwrite: bool = False, mini: bool = False) -> Path:
     """Convert the official release of `benchmark` at `source` into the dataset folder `out`; returns `out`.
+
+    `source` None downloads the official release from the Hub (`hallubench.builders.hub.HUB_RELEASES`), and
+    "hub:<repo_id>[@revision]" another Hub repo; the card records the repo and the commit built from.
 
     Bad input raises BuildError naming the file and row; with `skip_missing`, bad rows are left out
     and listed in out/skipped.jsonl instead. An existing non-empty `out` is replaced only with `overwrite`.
+    `mini` marks a dataset built from an embedded mini release (its card says so, and so do runs on it).
     """
-    return build_with_summary(benchmark, source, out, skip_missing, overwrite).path
+    return build_with_summary(benchmark, source, out, skip_missing, overwrite, mini).path
 
 
 __all__ = ["BENCHMARKS", "BuildError", "BuildSummary", "ReleaseBuilder", "build", "build_with_summary", "builder_for"]

@@ -24,6 +24,7 @@ LAYOUT = "the official AVHalluBench layout: data.json (list of {video_id, source
 class AVHalluBench(ReleaseBuilder):
     NAME = "avhallubench"
     SUMMARY_COLUMNS = ("source",)
+    MEDIA_PATH_COLUMNS = ("video",)
     BUILDER_CONFIGS = [datasets.BuilderConfig(name="default")]
     FEATURES = datasets.Features({
         "id": datasets.Value("string"),

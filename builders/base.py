@@ -38,6 +38,7 @@ class ReleaseBuilder(datasets.GeneratorBasedBuilder):
     NAME: str = ""
     FEATURES: datasets.Features | dict[str, datasets.Features]
     SUMMARY_COLUMNS: tuple[str, ...] = ()  # label-like columns whose value counts `summarize` shows
+    MEDIA_PATH_COLUMNS: tuple[str, ...] = ()  # video/audio columns holding paths relative to the folder
     DEFAULT_OUTPUT_CONFIG: str | None = None  # marked `default: true` in the card when several configs exist
 
     def __init__(self, *, source: str | Path, media_root: str | Path, skip_missing: bool = False, **kwargs: Any):
@@ -126,6 +127,12 @@ class ReleaseBuilder(datasets.GeneratorBasedBuilder):
         with src.open("rb") as fin, open(dest, "wb") as fout:
             shutil.copyfileobj(fin, fout)
         return rel
+
+
+def image_cell(folder: Path, rel: str) -> dict[str, Any]:
+    """A `datasets.Image` value for the image placed at `rel`: its bytes embedded (so `load_dataset` and the Hub
+    viewer show it anywhere) and `rel` as its name; the file itself stays in the folder for the harness."""
+    return {"path": rel, "bytes": (folder / rel).read_bytes()}
 
 
 def load_json_list(path: Path, what: str) -> list[Any]:

@@ -1,8 +1,9 @@
-"""CCHall (Zhang et al. 2025): test.parquet with embedded images -> rows + images/<id>.png.
+"""CCHall (Zhang et al. 2025): test.parquet (or the Hub's data/test-*.parquet shards) with embedded images ->
+rows + images/<id>.png.
 
 Ids are "cchall-<index>" by position in test.parquet (question_id is kept as its own column but is
-not documented as unique). Images are written as PNG: PNG bytes as they are, other formats re-encoded
-losslessly from the decoded image. Configs: one per dataset_source plus `all`.
+not documented as unique). Images are written as PNG (PNG bytes as they are, other formats re-encoded
+losslessly from the decoded image) to images/<id>.png and embedded in the parquet as `datasets.Image`. Configs: one per dataset_source plus `all`.
 """
 from __future__ import annotations
 
@@ -15,8 +16,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from PIL import Image, UnidentifiedImageError
 
-from hallubench.builders.base import (BuildError, ReleaseBuilder, RowError, check_relative, column_values, strings,
-                                      subsets)
+from hallubench.builders.base import (BuildError, ReleaseBuilder, RowError, check_relative, column_values, image_cell,
+                                      strings, subsets)
 
 TEXT_FIELDS = ("dataset_source", "image_id", "question", "response1", "response2", "choice", "label",
                "language", "language_category")
@@ -32,20 +33,23 @@ class CCHall(ReleaseBuilder):
         "id": datasets.Value("string"),
         "question_id": datasets.Value("int64"),
         **{name: datasets.Value("string") for name in TEXT_FIELDS},
-        "image": datasets.Value("string"),
+        "image": datasets.Image(),
     })
 
     def read_records(self) -> tuple[Path, Iterator[dict[str, Any]]]:
-        path = self.source / "test.parquet" if self.source.is_dir() else self.source
-        try:
-            parquet = pq.ParquetFile(path)
-        except (OSError, pa.ArrowException) as err:
-            raise BuildError(f"{path} is not a readable parquet file ({err}); expected CCHall's test.parquet.") from err
-        missing = [name for name in COLUMNS if name not in parquet.schema_arrow.names]
-        if missing:
-            raise BuildError(f"{path} lacks the column(s) {', '.join(missing)}; expected CCHall's fields {', '.join(COLUMNS)}.")
-        return path, (row for batch in parquet.iter_batches(batch_size=64, columns=list(COLUMNS))
-                      for row in batch.to_pylist())
+        files = self.parquet_files()
+        parquets = [open_parquet(path) for path in files]
+        where = files[0] if len(files) == 1 else self.source
+        return where, (row for parquet in parquets
+                       for batch in parquet.iter_batches(batch_size=64, columns=list(COLUMNS))
+                       for row in batch.to_pylist())
+
+    def parquet_files(self) -> list[Path]:
+        """The test split: the file given, the folder's test.parquet, or its shards data/test-*.parquet in order
+        (the layout `push_to_hub` writes)."""
+        if not self.source.is_dir() or (self.source / "test.parquet").exists():
+            return [self.source / "test.parquet" if self.source.is_dir() else self.source]
+        return sorted(self.source.glob("data/test-*.parquet")) or [self.source / "test.parquet"]
 
     def convert(self, index: int, raw: dict[str, Any]) -> dict[str, Any]:
         values = strings(raw, TEXT_FIELDS)
@@ -53,7 +57,7 @@ class CCHall(ReleaseBuilder):
             raise RowError(f"question_id must be an integer, got {raw['question_id']!r}")
         row_id = self.row_id(index, raw)
         return {"id": row_id, "question_id": raw["question_id"], **values,
-                "image": self.write_png(raw["image"], f"images/{row_id}.png")}
+                "image": image_cell(self.media_root, self.write_png(raw["image"], f"images/{row_id}.png"))}
 
     def write_png(self, image: Any, rel: str) -> str:
         """Write the HF Image struct {bytes, path} as a PNG at `rel` under the output folder."""
@@ -79,3 +83,15 @@ class CCHall(ReleaseBuilder):
         if "all" in sources:
             raise BuildError(f"{self.source}: a dataset_source is named 'all', which clashes with the `all` config.")
         return {**subsets(dataset, "dataset_source", sources), "all": dataset}
+
+
+def open_parquet(path: Path) -> pq.ParquetFile:
+    """A parquet file with every CCHall column; BuildError naming the file otherwise."""
+    try:
+        parquet = pq.ParquetFile(path)
+    except (OSError, pa.ArrowException) as err:
+        raise BuildError(f"{path} is not a readable parquet file ({err}); expected CCHall's test.parquet.") from err
+    missing = [name for name in COLUMNS if name not in parquet.schema_arrow.names]
+    if missing:
+        raise BuildError(f"{path} lacks the column(s) {', '.join(missing)}; expected CCHall's fields {', '.join(COLUMNS)}.")
+    return parquet

@@ -33,6 +33,7 @@ MEDIA_DIR = "reorg_raw_files"
 class CMM(ReleaseBuilder):
     NAME = "cmm"
     SUMMARY_COLUMNS = ("answer",)
+    MEDIA_PATH_COLUMNS = ("video_path", "audio_path")
     BUILDER_CONFIGS = [datasets.BuilderConfig(name="all")]
     DEFAULT_OUTPUT_CONFIG = "all"
     FEATURES = datasets.Features({"id": datasets.Value("string"), **{f: datasets.Value("string") for f in FIELDS}})

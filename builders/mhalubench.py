@@ -2,7 +2,8 @@
 
 One row per annotated response, with its segments and their claims. The upstream key `repsonse` (sic)
 becomes `response` (a release already spelling it `response` is read too). Images are copied from
-images/<image_name> next to the JSON when that folder exists; otherwise `image` is null on every row.
+images/<image_name> next to the JSON when that folder exists and embedded in the parquet as `datasets.Image`
+(named images/<image_name>); otherwise `image` is null on every row.
 Ids are "mhalubench-<index>" by position in the JSON. Every segment needs claims, and its label must be
 the one its claims give (hallucination iff any claim is), as on all 661 released segments.
 """
@@ -13,7 +14,7 @@ from typing import Any
 
 import datasets
 
-from hallubench.builders.base import ReleaseBuilder, RowError, load_json_list, strings
+from hallubench.builders.base import ReleaseBuilder, RowError, image_cell, load_json_list, strings
 
 FILE = "image_to_text_annotated.json"
 LABELS = ("hallucination", "non-hallucination")
@@ -30,7 +31,7 @@ class MHaluBench(ReleaseBuilder):
     FEATURES = datasets.Features({
         "id": datasets.Value("string"),
         "image_name": datasets.Value("string"),
-        "image": datasets.Value("string"),
+        "image": datasets.Image(),
         "response": datasets.Value("string"),
         "task_type": datasets.Value("string"),
         "segments": datasets.List(SEGMENT),
@@ -51,6 +52,7 @@ class MHaluBench(ReleaseBuilder):
         if not name or "/" in name or name in (".", ".."):
             raise RowError(f"image_name {name!r} cannot name a file in images/")
         image = self.place_media(self.images / name, f"images/{name}") if self.images.is_dir() else None
+        image = image_cell(self.media_root, image) if image else None
         segments = raw.get("annotation")
         if not isinstance(segments, list):
             raise RowError("field 'annotation' must be a list of segments")

@@ -1,4 +1,9 @@
-"""`hallubench build <benchmark> --source <official release> --out <dir>`: make a Hub-ready dataset folder."""
+"""`hallubench build <benchmark> [--source <official release>] --out <dir>`: make a Hub-ready dataset folder.
+
+Without --source the official release is downloaded from its Hub repo (AVHalluBench scb10x/avhallubench, CMM
+DAMO-NLP-SG/CMM, CCHall 67L11/CCHall) with huggingface_hub; `--source hub:<repo_id>[@revision]` names
+another repo or revision. The card records the repo and commit.
+"""
 from __future__ import annotations
 
 import argparse
@@ -12,9 +17,11 @@ def register(subparsers: argparse._SubParsersAction, summary: str) -> None:
     parser = subparsers.add_parser(
         "build", help=summary,
         description="Convert an official benchmark release into a dataset folder (parquet per config, media, "
-                    "README.md card) that datasets.load_dataset(folder, name=config, split='test') reads.")
+                    "README.md card) that datasets.load_dataset(folder, name=config, split='test') reads. Without "
+                    "--source, the official release is downloaded from its Hub repo.")
     parser.add_argument("benchmark", choices=list(BENCHMARKS), help="which benchmark the release is")
-    parser.add_argument("--source", required=True, type=Path, help="the official release (folder or file)")
+    parser.add_argument("--source", help="the official release: a folder or file, or hub:<repo_id>[@revision] "
+                                         "(default: download the benchmark's official Hub release)")
     parser.add_argument("--out", required=True, type=Path, help="the dataset folder to write")
     parser.add_argument("--skip-missing", action="store_true",
                         help="leave out bad rows (missing media or fields, unknown values) and list them in "
@@ -30,6 +37,8 @@ def run(args: argparse.Namespace) -> int:
     except BuildError as err:
         print(f"hallubench build: error: {err}", file=sys.stderr)
         return 1
+    if summary.origin is not None:
+        print(f"built from the Hub release {summary.origin.repo_id} at commit {summary.origin.commit}")
     print(f"wrote {summary.path}")
     for name, count in summary.rows.items():
         print(f"  {name}: {count} rows")

@@ -1,7 +1,8 @@
 """`hallubench demo`: the main job on the embedded default, offline, in a few minutes on a CPU.
 
 1. Builds the embedded mini benchmarks (official release layouts with code-made media) into
-   Hub-ready datasets and prints what each holds.
+   Hub-ready datasets and prints what each holds. Only `demo` and `--data-dir mini` use them: they are
+   synthetic, and results made on them say so.
 2. Builds a tiny, untrained Qwen2.5-Omni thinker from a config and evaluates it with the real
    harness (processor, chat template, generate, parser, evaluate metrics) on CMM, CCHall and
    AVHalluBench. Its answers are noise: the numbers show the pipeline, not a model's quality,
@@ -52,9 +53,10 @@ def show_datasets(data_dir: Path) -> None:
     print(f"\n(built datasets: {data_dir}; each loads with datasets.load_dataset(folder, config, split='test'))")
 
 
-def evaluate_tiny_model(data_dir: Path, out: Path, limit: int | None) -> None:
+def evaluate_tiny_model(out: Path, limit: int | None) -> None:
     import torch
 
+    from hallubench.harness.data import MINI
     from hallubench.harness.options import RunOptions
     from hallubench.harness.report import table
     from hallubench.harness.runner import run
@@ -65,7 +67,7 @@ def evaluate_tiny_model(data_dir: Path, out: Path, limit: int | None) -> None:
     if not (model_dir / "config.json").exists():
         model_dir = make_tiny_model("qwen2_5_omni", out / "models")
     options = RunOptions(model="hf", model_args={"pretrained": str(model_dir), "dtype": "float32"}, tasks=TASKS,
-                         output_dir=out / "run", data_dir=data_dir, limit=limit, num_samples=0, num_frames=4,
+                         output_dir=out / "run", data_dir=MINI, limit=limit, num_samples=0, num_frames=4,
                          gen_kwargs={"max_new_tokens": 24})
     results = run(options)
     print(table(results))
@@ -73,12 +75,13 @@ def evaluate_tiny_model(data_dir: Path, out: Path, limit: int | None) -> None:
           "`hallubench run --from-outputs` to re-score)")
 
 
-def rank_tiny_models(data_dir: Path, out: Path, limit: int | None) -> None:
+def rank_tiny_models(out: Path, limit: int | None) -> None:
+    from hallubench.harness.data import MINI
     from hallubench.ranking import crosscheck
     from hallubench.ranking.demo import tiny_specs
 
     ranking = crosscheck(tiny_specs(out / "models"), ["avhallubench_visual", "avhallubench_audio"],
-                         out / "crosscheck", judge="embedding", num_samples=2, data_dir=data_dir, limit=limit,
+                         out / "crosscheck", judge="embedding", num_samples=2, data_dir=MINI, limit=limit,
                          run_options={"num_frames": 4, "gen_kwargs": {"max_new_tokens": 24}}, refcheck=True)
     print(ranking.table())
     print(f"\n(leaderboard, chart and per-sentence scores: {ranking.folder})")
@@ -96,12 +99,11 @@ def handle(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> None:
-    from hallubench.harness.data import default_data_dir, ensure_mini
+    from hallubench.harness.data import MINI, resolve_data_dir
 
     _section("1. Embedded mini benchmarks, built into Hub-ready datasets")
-    data_dir = ensure_mini(default_data_dir())
-    show_datasets(data_dir)
+    show_datasets(resolve_data_dir(MINI))
     _section("2. A tiny untrained Qwen2.5-Omni thinker through the harness (its answers are noise)")
-    evaluate_tiny_model(data_dir, args.output_dir, args.limit)
+    evaluate_tiny_model(args.output_dir, args.limit)
     _section("3. CrossCheck ranking of three tiny models, embedding judge (no references needed)")
-    rank_tiny_models(data_dir, args.output_dir, args.limit)
+    rank_tiny_models(args.output_dir, args.limit)

@@ -3,8 +3,10 @@
     hallubench publish runs/qwen --repo you/qwen-hallubench            # dataset repo + PR on the model repo
     hallubench publish runs/qwen --repo you/qwen-hallubench --no-model-results --private
 
-The dataset repo gets results.json, samples/<task>.parquet and a card with the results table; the
-model repo gets `.eval_results/hallubench_<task>.yaml` as a pull request. The token comes from
+The dataset repo gets <model>/results.json, <model>/samples/<task>.parquet and a card with the results
+table and one config per model and task (a second model joins the first); the model repo gets
+`.eval_results/hallubench_<task>.yaml` as a pull request, with the scores on the benchmark datasets named
+by --benchmark-ids (pushed `hallubench build` folders, whose eval.yaml defines the task ids). The token comes from
 --token, HF_TOKEN or `hf auth login`, and is never printed or written anywhere.
 """
 from __future__ import annotations
@@ -29,8 +31,12 @@ def register(subparsers: argparse._SubParsersAction, summary: str) -> None:
     p.add_argument("--model-id", help="the model's Hub repo (default: the run's pretrained= argument if it is one)")
     p.add_argument("--direct-commit", dest="create_pr", action="store_false",
                    help="commit .eval_results to the model repo's main branch instead of opening a pull request")
-    p.add_argument("--benchmark-ids", help='Hub dataset ids of benchmarks for .eval_results, "cmm=org/cmm,..." '
-                                           "(default: the results dataset)")
+    p.add_argument("--allow-mini-data", action="store_true",
+                   help="publish a run made on the synthetic mini benchmarks (--data-dir mini, demo), which is refused "
+                        "otherwise; the card then says so and no .eval_results go to the model repo")
+    p.add_argument("--benchmark-ids", help='the Hub datasets holding the benchmarks (pushed `hallubench build` folders, '
+                                           'with their eval.yaml), "cmm=org/cmm,cchall=org/cchall"; .eval_results '
+                                           "entries point at them, and a benchmark without one gets none")
     p.set_defaults(func=handle)
 
 
@@ -58,7 +64,7 @@ def handle(args: argparse.Namespace) -> int:
         return 2
     return _publish(args.run_dir, repo_id=args.repo, token=args.token, private=True if args.private else None,
                     model_results=args.model_results, model_id=args.model_id, create_pr=args.create_pr,
-                    benchmark_ids={k: str(v) for k, v in benchmark_ids.items()})
+                    benchmark_ids={k: str(v) for k, v in benchmark_ids.items()}, allow_mini_data=args.allow_mini_data)
 
 
 def push_after_run(args: argparse.Namespace) -> int:

@@ -1,8 +1,12 @@
 """`hallubench run`: evaluate a model on benchmark tasks (lm-eval style flags, accelerate-ready).
 
-    hallubench run --model hf --model-args pretrained=PATH,dtype=float32 --tasks cmm --limit 20
+    hallubench run --model hf --model-args pretrained=PATH,dtype=float32 --tasks cmm --data-dir datasets/ --limit 20
+    hallubench run ... --data-dir mini               # the embedded synthetic mini benchmarks (results say so)
     accelerate launch -m hallubench run ...          # same outputs, sharded over processes
     hallubench run --from-outputs runs/x             # re-score saved outputs, no model
+
+--data-dir is required: a folder of datasets made by `hallubench build`, a Hub dataset repo id of a built
+benchmark (org/name[@revision]), or `mini`. The rows read are checked against the folder's data files.
 
 On CPU, accelerate 1.15 starts ONE process for `launch --cpu --num_processes N` (multi-CPU needs
 mpirun); `ACCELERATE_USE_CPU=true accelerate launch --multi_gpu --num_processes N ...` (torchrun, gloo)
@@ -31,8 +35,9 @@ S = argparse.SUPPRESS
 
 def add_generation_arguments(p: argparse.ArgumentParser) -> None:
     """The data, generation and media flags every command that generates through the harness takes."""
-    p.add_argument("--data-dir", "--data_dir", dest="data_dir", type=Path,
-                   help="folder of built datasets (default: the mini benchmarks, built once into a cache)")
+    p.add_argument("--data-dir", "--data_dir", dest="data_dir",
+                   help="required: a folder of built datasets (`hallubench build`), a Hub dataset repo id of a built "
+                        "benchmark (org/name[@revision]), or `mini` for the embedded synthetic mini benchmarks")
     p.add_argument("--limit", type=int, help="first N samples of each task")
     p.add_argument("--seed", type=int, help="run seed; each sample's seed derives from it, the task and the id")
     p.add_argument("--batch-size", "--batch_size", dest="batch_size", type=int,

@@ -1,7 +1,14 @@
-"""Where the built datasets are, and reading one task's rows with plain `datasets.load_dataset`.
+"""Where the built datasets are, and reading one task's rows with plain `datasets.load_dataset`, checked.
 
-Without `--data-dir` the embedded mini benchmarks are built once into a cache folder
-(`$HALLUBENCH_CACHE`, default `~/.cache/hallubench`) by `hallubench.builders.mini.build_all`.
+`--data-dir` is required: a folder of built datasets (`<dir>/<benchmark>/`, or one benchmark's folder
+itself), a Hub dataset repo id of built hallubench datasets (`org/name[@revision]`), or `mini` for the
+embedded mini benchmarks, built once into a cache folder (`$HALLUBENCH_CACHE`, default
+`~/.cache/hallubench`) by `hallubench.builders.mini.build_all`.
+Those are synthetic (media drawn by code) and results made on them say so.
+
+The rows `load_dataset` returns are checked against the folder's data files (row count, then the rows
+themselves), so a stale `datasets` cache entry or a data file edited after the build stops the run with an
+error naming the folder instead of evaluating other items than the folder holds.
 """
 from __future__ import annotations
 
@@ -16,6 +23,52 @@ from hallubench.benchmarks.task import Task
 from hallubench.harness.options import ConfigError
 
 COMPLETE = ".complete"
+MINI = "mini"
+GUIDANCE = (
+    "Build the benchmarks from their official releases with `hallubench build <benchmark> --out datasets/<benchmark>` "
+    "(it downloads the release from the Hub, or takes --source PATH) and pass --data-dir datasets/, pass a Hub "
+    "dataset repo of a built benchmark (--data-dir org/name), or pass --data-dir mini to try the pipeline on the "
+    "embedded synthetic mini benchmarks (not a measurement of any model).")
+
+
+class StaleRowsError(ConfigError):
+    """`load_dataset` gave other rows than the folder's data files hold (stale cache, file edited after build)."""
+
+
+def require_data_dir(value: str | Path | None) -> str:
+    """The --data-dir as given; ConfigError with the guidance when there is none."""
+    if value is None or str(value) == "":
+        raise ConfigError(f"--data-dir is required: hallubench never picks benchmark data for you. {GUIDANCE}")
+    return str(value)
+
+
+def resolve_data_dir(value: str | Path | None) -> Path:
+    """The --data-dir a run reads; ConfigError with guidance when none was given or it does not exist.
+
+    `mini` names the embedded mini benchmarks (a folder called mini: give it as ./mini); an existing path is
+    a folder; `hub:org/name[@rev]`, or a bare `org/name[@rev]` that is no local path, is a Hub dataset repo of
+    built hallubench datasets (one benchmark's folder, or `<benchmark>/` folders), downloaded to the HF cache.
+    """
+    given = require_data_dir(value)
+    if given == MINI:
+        return ensure_mini(default_data_dir())
+    path = Path(given).expanduser()
+    if path.exists():
+        if not path.is_dir():
+            raise ConfigError(f"--data-dir {given}: not a folder. {GUIDANCE}")
+        return path
+    from hallubench.builders.base import BuildError
+    from hallubench.builders.hub import HUB_PREFIX, download, parse_repo
+
+    repo = parse_repo(given)
+    if repo is None or (not given.startswith(HUB_PREFIX) and given.startswith((".", "/", "~"))):
+        raise ConfigError(f"--data-dir {given}: no such folder (nor a Hub dataset repo id org/name). {GUIDANCE}")
+    what = f"--data-dir {given}" if given.startswith(HUB_PREFIX) else \
+        f"--data-dir {given} (no such folder here, so read as a Hub dataset repo id)"
+    try:
+        return download(*repo, what=what, manual="pass that folder as --data-dir").path
+    except BuildError as err:
+        raise ConfigError(str(err)) from None
 
 
 def default_data_dir() -> Path:
@@ -53,25 +106,132 @@ def ensure_mini(cache: Path) -> Path:
     return cache / "datasets"
 
 
+def card_metadata(folder: Path) -> dict[str, Any]:
+    """The YAML header of the folder's README.md (empty when there is none)."""
+    from huggingface_hub.repocard import metadata_load
+
+    card = Path(folder) / "README.md"
+    return (metadata_load(card) or {}) if card.is_file() else {}
+
+
+def is_mini(folder: Path) -> bool:
+    """Whether the dataset folder was built from an embedded mini release (its card says so)."""
+    return bool((card_metadata(folder).get("hallubench") or {}).get("mini"))
+
+
+def mini_tasks(data_dir: Path, tasks: list[Task]) -> list[str]:
+    """Names of the tasks whose dataset folder under `data_dir` is a mini benchmark."""
+    return sorted(task.name for task in tasks if is_mini(dataset_dir(data_dir, task)))
+
+
 def dataset_dir(data_dir: Path, task: Task) -> Path:
-    """The built dataset folder of `task`; ConfigError saying how to make it otherwise."""
+    """The built dataset folder of `task`: `<data_dir>/<benchmark>`, or `data_dir` itself when its card says it is
+    that benchmark; ConfigError saying how to make it otherwise."""
     folder = Path(data_dir) / task.benchmark
-    if not (folder / "README.md").exists():
-        raise ConfigError(
-            f"no built {task.benchmark!r} dataset at {folder} (task {task.name!r}); run "
-            f"`hallubench build {task.benchmark} --source RELEASE --out {folder}` or pass --data-dir with built datasets")
-    return folder
+    if (folder / "README.md").exists():
+        return folder
+    if (card_metadata(data_dir).get("hallubench") or {}).get("benchmark") == task.benchmark:
+        return Path(data_dir)
+    raise ConfigError(
+        f"no built {task.benchmark!r} dataset at {folder} (task {task.name!r}); run "
+        f"`hallubench build {task.benchmark} --out {folder}` or pass --data-dir with built datasets")
+
+
+def data_files(folder: Path, task: Task) -> list[Path]:
+    """The data files the card lists for the task's config and split."""
+    meta = card_metadata(folder)
+    if not meta:
+        raise ConfigError(f"{folder} has no dataset card (README.md); build it with `hallubench build`")
+    configs = {c.get("config_name", "default"): c for c in meta.get("configs") or []}
+    if task.config not in configs:
+        raise ConfigError(f"{folder}: its card has no config {task.config!r} (task {task.name!r}); it has "
+                          f"{', '.join(configs) or 'none'}. Rebuild it with `hallubench build`.")
+    entries = configs[task.config].get("data_files") or []
+    patterns = [p for e in entries if isinstance(e, dict) and e.get("split") == task.split
+                for p in ([e["path"]] if isinstance(e["path"], str) else e["path"])]
+    files = sorted({path for pattern in patterns for path in folder.glob(pattern)})
+    if not files:
+        raise ConfigError(f"{folder}: no data file for config {task.config!r} split {task.split!r} "
+                          f"(card patterns {patterns}); rebuild it with `hallubench build`")
+    return files
+
+
+def check_fingerprints(folder: Path, files: list[Path]) -> None:
+    """A data file named test-<fingerprint>.parquet by `build` must still hold the bytes of that fingerprint."""
+    from hallubench.builders.folder import FINGERPRINT_CHARS, fingerprint
+
+    for path in files:
+        named = path.stem.rpartition("-")[2]
+        if len(named) == FINGERPRINT_CHARS and fingerprint(path) != named:
+            raise StaleRowsError(
+                f"{folder}: {path.relative_to(folder)} was changed after `hallubench build` wrote it (its content no "
+                "longer matches the fingerprint in its name), so `datasets` may serve the old rows from its cache. "
+                f"Rebuild the folder: `hallubench build ... --out {folder} --overwrite`.")
+
+
+def check_rows(folder: Path, task: Task, ds, files: list[Path], n: int) -> None:
+    """The split's row count and its first `n` rows must be those of the folder's data files."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    expected = sum(pq.read_metadata(path).num_rows for path in files)
+    fix = (f"The datasets cache ({ds.cache_files[0]['filename'] if ds.cache_files else 'in memory'}) holds another "
+           f"dataset under this folder's name: rebuild the folder with `hallubench build ... --out {folder} "
+           "--overwrite` (data files named by content), or remove that cache entry.")
+    where = f"{folder} config {task.config!r} split {task.split!r}"
+    if len(ds) != expected:
+        raise StaleRowsError(f"{where}: datasets.load_dataset returned {len(ds)} rows, the folder's data files "
+                             f"({', '.join(p.name for p in files)}) hold {expected}. {fix}")
+    batches, left = [], n
+    for path in files:
+        for batch in pq.ParquetFile(path).iter_batches(batch_size=max(1, min(left, 1024))):
+            batches.append(batch.slice(0, left))
+            left -= len(batches[-1])
+            if left <= 0:
+                break
+        if left <= 0:
+            break
+    loaded = ds.data.table.slice(0, n)
+    on_disk = pa.Table.from_batches(batches, schema=batches[0].schema) if batches else loaded.slice(0, 0)
+    try:
+        same = on_disk.cast(loaded.schema).equals(loaded)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, ValueError):
+        same = False
+    if not same:
+        raise StaleRowsError(f"{where}: the rows datasets.load_dataset returned differ from those in "
+                             f"{', '.join(p.name for p in files)}. {fix}")
+
+
+def first_rows(ds, n: int) -> list[dict[str, Any]]:
+    """The first `n` rows; `datasets.Image` cells as their name, the image's path relative to the folder (the
+    harness reads the file there), without decoding or copying the embedded bytes."""
+    import datasets
+    import pyarrow.compute as pc
+
+    images = [name for name, feature in ds.features.items() if isinstance(feature, datasets.Image)]
+    rows = ds.select(range(n)).remove_columns(images).to_list()
+    table = ds.data.table.slice(0, n)
+    for name in images:
+        for row, path in zip(rows, pc.struct_field(table.column(name), "path").to_pylist()):
+            row[name] = path
+    return rows
 
 
 def load_rows(folder: Path, task: Task, limit: int | None = None) -> tuple[list[dict[str, Any]], int]:
-    """The first `limit` rows (dataset order) of the task's config and split, and the split's size."""
+    """The first `limit` rows (dataset order) of the task's config and split, and the split's size.
+
+    StaleRowsError naming the folder when the rows `load_dataset` gives are not the folder's.
+    """
     import datasets
 
+    folder = Path(folder)
+    files = data_files(folder, task)
+    check_fingerprints(folder, files)
     ds = datasets.load_dataset(str(folder), task.config, split=task.split)
     total = len(ds)
-    if limit is not None:
-        ds = ds.select(range(min(limit, total)))
-    rows = ds.to_list()
+    n = total if limit is None else min(limit, total)
+    check_rows(folder, task, ds, files, n)
+    rows = first_rows(ds, n)
     ids = [row["id"] for row in rows]
     if len(set(ids)) != len(ids):
         raise ConfigError(f"{folder} config {task.config!r}: sample ids are not unique")

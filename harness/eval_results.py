@@ -2,10 +2,12 @@
 
 Format: https://huggingface.co/docs/hub/eval-results: each file is a YAML list of entries
 `{dataset: {id, task_id}, value, date, source: {url, name}, notes}`, built here with huggingface_hub's
-`EvalResultEntry` and serialised by its `eval_result_entries_to_yaml`. An entry holds one value for one
-(dataset, task_id), so each scalar metric of a task is its own entry with task_id `<task>_<metric>`
-(e.g. `cmm_pa`, `cmm_hr`). One file per task: `.eval_results/hallubench_<task>.yaml`. Tasks scored across
-runs (no metric of their own, e.g. crosscheck) get no file.
+`EvalResultEntry` and serialised by its `eval_result_entries_to_yaml`. An entry points at the *benchmark*
+dataset (a pushed `hallubench build` folder, which carries the `eval.yaml` defining the task ids), never at
+the results dataset, and holds one score: task_id `<task>_<score>` as in that eval.yaml (e.g. `cmm_pa`,
+`cmm_hr`); counts and ratios such as `yes_ratio` are not scores and stay in results.json. One file per task:
+`.eval_results/hallubench_<task>.yaml`. Tasks scored across runs (crosscheck) or whose benchmark has no Hub
+id get no file.
 """
 from __future__ import annotations
 
@@ -15,8 +17,8 @@ import yaml
 from huggingface_hub import EvalResultEntry, eval_result_entries_to_yaml
 from huggingface_hub.utils import HFValidationError, validate_repo_id
 
+from hallubench.builders.eval_yaml import SCORES, task_id
 from hallubench.harness.dataset_card import is_scalar
-from hallubench.harness.uncertainty import STDERR
 from hallubench.harness.results_schema import Results, TaskResult
 
 
@@ -42,28 +44,30 @@ def _notes(results: Results, task: TaskResult) -> str:
 
 
 def task_entries(results: Results, name: str, dataset_id: str, source_url: str) -> list[EvalResultEntry]:
-    """One entry per scalar metric of task `name` (empty for tasks scored across runs)."""
+    """One entry per score of task `name` (empty for tasks scored across runs)."""
     task = results.tasks[name]
-    if task.metric is None:
-        return []
-    return [EvalResultEntry(dataset_id=dataset_id, task_id=f"{name}_{metric}", value=value,
+    scores = SCORES.get(task.metric or "", ())
+    return [EvalResultEntry(dataset_id=dataset_id, task_id=task_id(name, score), value=task.metrics[score],
                             date=results.run.finished or None, source_url=source_url,
                             source_name="hallubench samples and results", notes=_notes(results, task))
-            for metric, value in task.metrics.items() if is_scalar(value) and not metric.endswith(STDERR)]
+            for score in scores if is_scalar(task.metrics.get(score))]
 
 
-def eval_result_files(results: Results, results_repo: str, source_url: str,
-                      benchmark_ids: dict[str, str] | None = None) -> dict[str, bytes]:
-    """`.eval_results/hallubench_<task>.yaml` path -> YAML bytes.
+def eval_result_files(results: Results, source_url: str,
+                      benchmark_ids: dict[str, str]) -> tuple[dict[str, bytes], list[str]]:
+    """(`.eval_results/hallubench_<task>.yaml` path -> YAML bytes, benchmarks with scores but no Hub id).
 
-    The entry's dataset is the benchmark's Hub id when `benchmark_ids` maps the task's benchmark to one,
-    otherwise the results dataset `results_repo`.
+    `benchmark_ids` maps benchmark names to the Hub dataset repos holding them (with their eval.yaml).
     """
-    files = {}
+    files, unnamed = {}, set()
     for name in sorted(results.tasks):
-        dataset_id = (benchmark_ids or {}).get(results.tasks[name].benchmark, results_repo)
-        entries = task_entries(results, name, dataset_id, source_url)
+        benchmark = results.tasks[name].benchmark
+        if benchmark not in benchmark_ids:
+            if task_entries(results, name, "unnamed/benchmark", source_url):
+                unnamed.add(benchmark)
+            continue
+        entries = task_entries(results, name, benchmark_ids[benchmark], source_url)
         if entries:
             text = yaml.safe_dump(eval_result_entries_to_yaml(entries), sort_keys=False, allow_unicode=True)
             files[f".eval_results/hallubench_{name}.yaml"] = text.encode()
-    return files
+    return files, sorted(unnamed)

@@ -90,7 +90,7 @@ class RunOptions:
     model_args: dict[str, Any] = field(default_factory=dict)
     tasks: list[str] = field(default_factory=list)
     output_dir: Path = Path("runs/latest")
-    data_dir: Path | None = None
+    data_dir: str | None = None  # as given: a folder, `mini` or a Hub dataset repo id (harness.data.resolve_data_dir)
     limit: int | None = None
     seed: int = 1234
     batch_size: int = 1
@@ -123,7 +123,7 @@ class RunOptions:
             raise ConfigError(f"--num-samples must be >= 0; got {self.num_samples}")
         check_gen_kwargs(self.gen_kwargs)
         self.output_dir = Path(self.output_dir)
-        self.data_dir = Path(self.data_dir) if self.data_dir is not None else None
+        self.data_dir = str(self.data_dir) if self.data_dir is not None else None
 
     def media_options(self) -> dict[str, Any]:
         """The frame/modality options that change what a model sees (part of each sample's key)."""

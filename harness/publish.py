@@ -1,11 +1,18 @@
 """Publish a run folder to the Hugging Face Hub.
 
-1. A dataset repo (created if missing, `exist_ok`) gets one commit holding `results.json` as it is,
-   `samples/<task>.parquet` (the sample records, nested columns kept) and a README.md card with the
-   results table (harness/dataset_card.py).
-2. The model repo gets `.eval_results/hallubench_<task>.yaml` (harness/eval_results.py), as a pull
-   request by default since the publisher rarely owns the model repo. Skipped when the run's model is
-   a local path with no Hub id (unless `model_id` names it).
+1. A dataset repo (created if missing, `exist_ok`) gets one commit holding, in the model's own folder,
+   `<model>/results.json` as it is, `<model>/samples/<task>.parquet` (the sample records, nested columns
+   kept) and `<model>/results.png`, plus a README.md card with the results table and `configs:` for every
+   model folder already in the repo (harness/dataset_card.py): a second model never overwrites the first.
+2. The model repo gets `.eval_results/hallubench_<task>.yaml` (harness/eval_results.py) with the scores,
+   pointing at the benchmark datasets named by `benchmark_ids` (pushed `hallubench build` folders, whose
+   eval.yaml defines the task ids), as a pull request by default since the publisher rarely owns the model
+   repo. Skipped when the run's model is a local path with no Hub id (unless `model_id` names it) or when
+   no benchmark of the run has a Hub id.
+
+A run made on the embedded synthetic mini benchmarks (results.json `run.mini_data`) is refused unless
+`allow_mini_data`; then the card says so in its title and first lines, and no `.eval_results` go to the
+model repo (synthetic scores must not appear next to a model's benchmark results).
 
 Nothing is written to the run folder. The token (argument, `HF_TOKEN` or the huggingface_hub login)
 only goes into HfApi, which sends it as the Authorization header; it is never printed, logged or put
@@ -27,7 +34,7 @@ import pyarrow.parquet as pq
 from huggingface_hub import CommitOperationAdd, HfApi, get_token
 
 from hallubench.harness import store
-from hallubench.harness.dataset_card import dataset_card, model_label, samples_path
+from hallubench.harness.dataset_card import dataset_card, model_folder, model_label, samples_path
 from hallubench.harness.eval_results import eval_result_files, hub_model_id
 from hallubench.harness.plot import PLOT
 from hallubench.harness.results_schema import Results
@@ -131,39 +138,56 @@ def commit_additions(files: dict[str, bytes]) -> list[CommitOperationAdd]:
 
 def publish_run(run_dir: Path, repo_id: str, *, token: str | None = None, private: bool | None = None,
                 model_results: bool = True, model_id: str | None = None, create_pr: bool = True,
-                benchmark_ids: dict[str, str] | None = None, endpoint: str | None = None) -> PublishReport:
+                benchmark_ids: dict[str, str] | None = None, endpoint: str | None = None,
+                allow_mini_data: bool = False) -> PublishReport:
     """Push `run_dir` to the dataset repo `repo_id` and (unless `model_results` is False) the model's
     `.eval_results` files to `model_id` or the Hub id in the run's model args.
 
     `benchmark_ids` maps benchmark names to their Hub dataset ids for the eval results entries (default:
     the results dataset). `create_pr=False` commits to the model repo's main branch instead of a PR.
     `private=None` leaves a new dataset repo's visibility to the Hub's default for the namespace.
+    `allow_mini_data` publishes a run made on the mini benchmarks (refused otherwise), marked as such.
     """
     results, raw_results, records = read_run(run_dir)
-    tables = samples_parquet(records)
+    benchmark_ids = dict(benchmark_ids or {})
+    if results.run.mini_data and not allow_mini_data:
+        raise PublishError(
+            f"{run_dir} was made on the embedded synthetic mini benchmarks (tasks {', '.join(results.run.mini_data)}), "
+            "so its scores measure nothing about the model. Run on the real benchmarks (`hallubench build`, then "
+            "--data-dir), or pass --allow-mini-data to publish it anyway, marked as mini data")
+    folder = model_folder(results)
+    files = {f"{folder}/{RESULTS}": raw_results}
+    files.update({samples_path(folder, task): data for task, data in samples_parquet(records).items()})
     chart = Path(run_dir) / PLOT
-    files = {RESULTS: raw_results,
-             "README.md": dataset_card(results, repo_id, list(tables), chart=chart.is_file()).encode()}
-    files.update({samples_path(task): data for task, data in tables.items()})
     if chart.is_file():
-        files[PLOT] = chart.read_bytes()
+        files[f"{folder}/{PLOT}"] = chart.read_bytes()
     token = resolve_token(token)
     api = HfApi(endpoint=endpoint, token=token, library_name="hallubench")
     with hub_errors(f"publishing {run_dir} to dataset repo {repo_id}", token):
         url = api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)
+        present = api.list_repo_files(repo_id, repo_type="dataset")
+        samples = sorted(set(present) | set(files))
+        files["README.md"] = dataset_card(results, repo_id, samples, chart=chart.is_file()).encode()
         commit = api.create_commit(repo_id, commit_additions(files), repo_type="dataset",
                                    commit_message=f"hallubench results: {model_label(results)}")
     report = PublishReport(dataset_url=str(url), dataset_commit_url=commit.commit_url)
     if not model_results:
         return report
     report.model_id = model_id or hub_model_id(results)
+    if results.run.mini_data:
+        report.model_note = "model results skipped: scores on the synthetic mini benchmarks are not model results"
+        return report
     if report.model_id is None:
         report.model_note = (f"model results skipped: the run's model {model_label(results)!r} has no Hub id "
                              "(local path or API name); pass --model-id ORG/NAME to add them to its model repo")
         return report
-    eval_files = eval_result_files(results, repo_id, str(url), benchmark_ids)
+    eval_files, unnamed = eval_result_files(results, str(url), benchmark_ids)
+    if unnamed:
+        report.model_note = (f"no model results for {', '.join(unnamed)}: name the Hub dataset holding each benchmark "
+                             f"(a pushed `hallubench build` folder, with its eval.yaml) with --benchmark-ids "
+                             f"{','.join(f'{b}=ORG/NAME' for b in unnamed)}")
     if not eval_files:
-        report.model_note = "model results skipped: no task of this run has a metric of its own"
+        report.model_note = report.model_note or "model results skipped: no task of this run has scores of its own"
         return report
     where = (f"results are published at {url}, but adding .eval_results to model repo {report.model_id} failed "
              "(name the model repo with --model-id ORG/NAME, or skip it with --no-model-results)")

@@ -31,10 +31,20 @@ def _row(name: str, group: str, result: GroupResult, note: str | None = None) ->
             note or _metrics(result.metrics)]
 
 
+def mini_notice(results: Results) -> str | None:
+    """The warning shown above results made on the embedded synthetic mini benchmarks; None otherwise."""
+    if not results.run.mini_data:
+        return None
+    return (f"MINI DATA: {', '.join(results.run.mini_data)} ran on the embedded synthetic mini benchmarks "
+            "(--data-dir mini): a pipeline check, not a measurement of the model.")
+
+
 def table(results: Results) -> str:
     rows = []
     for name, task in sorted(results.tasks.items()):
         note = f"scored by {task.scored_by}" if task.metric is None else None
         rows.append(_row(name, "all", task, note))
         rows += [_row("", group, result) for group, result in task.groups.items()]
-    return markdown_table(["task", "group", "n", "scored", "unparsed", "errors", "metrics"], rows)
+    text = markdown_table(["task", "group", "n", "scored", "unparsed", "errors", "metrics"], rows)
+    notice = mini_notice(results)
+    return f"**{notice}**\n\n{text}" if notice else text

@@ -11,7 +11,8 @@ Layout (all keys always present; lm-eval's `results` / `config` / `n-samples` sp
   `higher_is_better` (metric -> true, false, or null where neither direction is better).
 - `model`: adapter name, model args, fingerprint.
 - `run`: options that shaped the run, process count and torch threads per process (CPU outputs are
-  bit-identical across process counts only at equal threads per process), timings and throughput.
+  bit-identical across process counts only at equal threads per process), timings and throughput, and
+  `mini_data`: the tasks evaluated on the embedded synthetic mini benchmarks (not a measurement).
 - `environment`: package versions, git hash, python version.
 """
 from __future__ import annotations
@@ -71,6 +72,7 @@ class RunInfo:
     generation_s: float = 0.0
     samples_per_s: float | None = None
     torn_lines: list[str] = field(default_factory=list)
+    mini_data: list[str] = field(default_factory=list)
 
 
 @dataclass

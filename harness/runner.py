@@ -18,7 +18,7 @@ from typing import Any
 
 from hallubench.benchmarks import Task, get_task
 from hallubench.harness import store
-from hallubench.harness.data import default_data_dir, ensure_mini
+from hallubench.harness.data import mini_tasks, require_data_dir, resolve_data_dir
 from hallubench.harness.environment import environment
 from hallubench.harness.generate import run_batch
 from hallubench.harness.media import check_model_accepts, check_modality
@@ -122,9 +122,10 @@ def run(options: RunOptions) -> Results | None:
         raise ConfigError("--tasks is empty; give a comma-separated list of task names")
     for task in tasks:
         check_modality(task, options.modality)
+    require_data_dir(options.data_dir)  # before any process waits on another
     accelerator = Accelerator()
     with accelerator.main_process_first():
-        data_dir = options.data_dir or ensure_mini(default_data_dir())
+        data_dir = resolve_data_dir(options.data_dir)
         model = _load_model(options, str(accelerator.device))
         for task in tasks:
             check_model_accepts(task, options.modality, model.name, model.accepts)
@@ -170,7 +171,8 @@ def run(options: RunOptions) -> Results | None:
                            started=started, finished=utc_now(), duration_s=round(time.perf_counter() - t0, 3),
                            generated=generated, generation_s=round(generation_s, 3),
                            samples_per_s=round(generated / generation_s, 4) if generated else None,
-                           torn_lines=sorted(set(initial.torn + contents.torn)))
+                           torn_lines=sorted(set(initial.torn + contents.torn)),
+                           mini_data=mini_tasks(data_dir, tasks))
         results = Results(tasks=score(tasks, records, totals), run=run_info, environment=environment(),
                           model=ModelInfo(name=options.model, args=_options_dict(options)["model_args"],
                                           fingerprint=model.fingerprint))

@@ -4,15 +4,25 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import yaml
+
 from hallubench.harness.publish import PublishError, commit_additions, hub_errors, resolve_token
 from hallubench.ranking.report import FILES
 
-CARD_HEADER = "---\ntags:\n- hallubench\n- crosscheck\n- hallucination\n---\n"
+# The tables as `datasets` configs, so `load_dataset(repo, "documents")` reads the pushed ranking.
+CONFIGS = {"leaderboard": "leaderboard.csv", "documents": "documents.csv", "sentences": "sentences.jsonl"}
+CARD_META = {
+    "tags": ["hallubench", "crosscheck", "hallucination"],
+    "configs": [{"config_name": name, **({"default": True} if name == "leaderboard" else {}),
+                 "data_files": [{"split": "train", "path": path}]} for name, path in CONFIGS.items()],
+}
+CARD_HEADER = "---\n" + yaml.safe_dump(CARD_META, sort_keys=False) + "---\n"
 
 
 def push_ranking(folder: Path, repo_id: str, *, token: str | None = None, private: bool | None = None,
                  endpoint: str | None = None) -> tuple[str, str]:
-    """Commit the ranking files plus a README.md card (the leaderboard and its chart); (repo url, commit url)."""
+    """Commit the ranking files plus a README.md card (YAML `configs:` for the tables, the leaderboard and its
+    chart); (repo url, commit url)."""
     from huggingface_hub import HfApi
 
     folder = Path(folder)

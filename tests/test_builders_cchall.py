@@ -53,11 +53,11 @@ def test_cchall_configs_per_source_and_images_as_png(tmp_path):
         assert len(loaded[source]["rows"]) == 4
     for row, raw in zip(everything, source_rows):
         assert {k: row[k] for k in ("question_id", *TEXT)} == {k: raw[k] for k in ("question_id", *TEXT)}
-        assert row["image"] == f"images/{row['id']}.png"
-        with Image.open(out / row["image"]) as written, Image.open(io.BytesIO(raw["image"]["bytes"])) as original:
+        assert row["image"]["path"] == f"images/{row['id']}.png"  # a datasets.Image named by its file here
+        with Image.open(out / row["image"]["path"]) as written, Image.open(io.BytesIO(raw["image"]["bytes"])) as original:
             assert written.format == "PNG"
             assert np.array_equal(np.asarray(written.convert("RGB")), np.asarray(original.convert("RGB")))
-    assert (out / everything[0]["image"]).read_bytes() == source_rows[0]["image"]["bytes"]  # PNG kept as is
+    assert (out / everything[0]["image"]["path"]).read_bytes() == source_rows[0]["image"]["bytes"]  # PNG kept as is
     card = (out / "README.md").read_text()
     assert "license: unknown" in card and "zhang-etal-2025-cchall" in card and "  default: true" in card
 

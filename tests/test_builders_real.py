@@ -48,8 +48,8 @@ def test_mhalubench_images_are_copied_and_a_missing_one_is_named(shared_data, tm
     assert not (tmp_path / "out").exists()
     summary = build_with_summary("mhalubench", release, tmp_path / "out", skip_missing=True)
     rows = load_plain(summary.path, [None], tmp_path)["None"]["rows"]
-    assert len(rows) == 199 and rows[0]["image"] == f"images/{names[1]}"
-    assert all((summary.path / r["image"]).read_bytes() == tiny_png.read_bytes() for r in rows)
+    assert len(rows) == 199 and rows[0]["image"]["path"] == f"images/{names[1]}"
+    assert all((summary.path / r["image"]["path"]).read_bytes() == tiny_png.read_bytes() for r in rows)
     skipped = [json.loads(line) for line in (summary.path / "skipped.jsonl").read_text().splitlines()]
     assert [(s["index"], s["id"]) for s in skipped] == [(0, "mhalubench-0000")]
 

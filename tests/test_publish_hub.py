@@ -31,6 +31,8 @@ from hallubench.models import GenerationError, TextPart
 TOKEN = "hf_TestDoubleSecret0123456789abcdefXYZ"
 MODEL = "org/some-model"
 REPO = "me/some-model-hallubench"
+FOLDER = "org--some-model"  # the model's folder in the results repo
+BENCHMARK = "org/cmm-bench"  # a pushed `hallubench build cmm` folder, with its eval.yaml
 CMM_SCRIPT = ("Yes.", "No", GenerationError, "I cannot tell")
 
 
@@ -66,6 +68,7 @@ class HubTestDouble:
         self.library_requests: list[httpx2.Request] = []
         self.commits: list[dict] = []
         self.unexpected: list[str] = []
+        self.files: dict[tuple[str, str], dict[str, bytes]] = {}  # (kind, repo) -> what its commits hold
 
     def __call__(self, request: httpx2.Request) -> httpx2.Response:
         path, body = request.url.path, request.content
@@ -83,6 +86,11 @@ class HubTestDouble:
             front = json.loads(body)["content"].split("---\n")[1]
             ok = isinstance(yaml.safe_load(front), dict)
             return httpx2.Response(200 if ok else 400, json={"errors": [] if ok else [{"message": "bad"}]})
+        listing = re.fullmatch(r"/api/(model|dataset)s/([^/]+/[^/]+)/tree/main", path)
+        if request.method == "GET" and listing and listing.groups() in self.repos:
+            held = self.files.get(listing.groups(), {})
+            return httpx2.Response(200, json=[{"type": "file", "path": p, "size": len(d), "oid": "0" * 40}
+                                              for p, d in sorted(held.items())])
         match = re.fullmatch(r"/api/(model|dataset)s/([^/]+/[^/]+)/(preupload|commit)/main", path)
         if request.method == "POST" and match:
             kind, repo_id, action = match.groups()
@@ -106,6 +114,8 @@ class HubTestDouble:
         create_pr = request.url.params.get("create_pr") == "1"
         self.commits.append({"kind": kind, "repo": repo_id, "create_pr": create_pr, "header": lines[0]["value"],
                              "files": files, "keys": [line["key"] for line in lines]})
+        if not create_pr:
+            self.files.setdefault((kind, repo_id), {}).update(files)
         prefix = "datasets/" if kind == "dataset" else ""
         return httpx2.Response(200, json={
             "commitUrl": f"https://huggingface.co/{prefix}{repo_id}/commit/{'ab' * 20}", "commitOid": "ab" * 20,
@@ -168,11 +178,12 @@ def test_publish_sends_results_samples_card_and_eval_results(run_dir, hub, monke
     caplog.set_level(logging.DEBUG)
     caplog.set_level(logging.DEBUG, logger="huggingface_hub")
     before = {p: p.read_bytes() for p in run_dir.rglob("*") if p.is_file()}
-    assert main(["publish", str(run_dir), "--repo", REPO]) == 0
+    assert main(["publish", str(run_dir), "--repo", REPO, "--benchmark-ids", f"cmm={BENCHMARK}"]) == 0
     out, err = capfd.readouterr()
 
     calls = [(r.method, r.url.path, r.url.params.get("create_pr")) for r in hub.requests]
-    assert calls == [("POST", "/api/repos/create", None), ("POST", "/api/validate-yaml", None),
+    assert calls == [("POST", "/api/repos/create", None), ("GET", f"/api/datasets/{REPO}/tree/main", None),
+                     ("POST", "/api/validate-yaml", None),
                      ("POST", f"/api/datasets/{REPO}/preupload/main", None),
                      ("POST", f"/api/datasets/{REPO}/commit/main", None),
                      ("POST", f"/api/models/{MODEL}/preupload/main", "1"),
@@ -183,16 +194,16 @@ def test_publish_sends_results_samples_card_and_eval_results(run_dir, hub, monke
     dataset, model = hub.commits
     assert (dataset["repo"], dataset["kind"], dataset["create_pr"]) == (REPO, "dataset", False)
     files = dataset["files"]
-    assert set(files) == {"results.json", "README.md", "results.png", "samples/cmm.parquet",
-                          "samples/mhalubench.parquet"}
-    assert files["results.json"] == (run_dir / "results.json").read_bytes()
-    assert files["results.png"] == (run_dir / "results.png").read_bytes()
+    assert set(files) == {"README.md", *(f"{FOLDER}/{name}" for name in ("results.json", "results.png",
+                                                                        "samples/cmm.parquet", "samples/mhalubench.parquet"))}
+    assert files[f"{FOLDER}/results.json"] == (run_dir / "results.json").read_bytes()
+    assert files[f"{FOLDER}/results.png"] == (run_dir / "results.png").read_bytes()
 
     records, _ = store.read_jsonl(run_dir / "samples.jsonl")
     for task in ("cmm", "mhalubench"):
-        rows = pq.read_table(io.BytesIO(files[f"samples/{task}.parquet"])).to_pylist()
+        rows = pq.read_table(io.BytesIO(files[f"{FOLDER}/samples/{task}.parquet"])).to_pylist()
         assert rows == [r for r in records if r["task"] == task]
-    mhalu = pq.read_table(io.BytesIO(files["samples/mhalubench.parquet"])).to_pylist()
+    mhalu = pq.read_table(io.BytesIO(files[f"{FOLDER}/samples/mhalubench.parquet"])).to_pylist()
     assert all(len(row["samples"]) == 2 and row["media"]["image"]["path"] for row in mhalu)
 
     # The card's YAML configs load each task's samples with plain `datasets`.
@@ -201,7 +212,7 @@ def test_publish_sends_results_samples_card_and_eval_results(run_dir, hub, monke
     for path, data in files.items():
         (tmp_path / "repo" / path).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / "repo" / path).write_bytes(data)
-    loaded = datasets.load_dataset(str(tmp_path / "repo"), "cmm", split="test")
+    loaded = datasets.load_dataset(str(tmp_path / "repo"), f"{FOLDER}--cmm", split="test")
     assert loaded["id"] == [r["id"] for r in records if r["task"] == "cmm"]
     assert sum(e is not None for e in loaded["error"]) == 1
 
@@ -213,7 +224,7 @@ def test_publish_sends_results_samples_card_and_eval_results(run_dir, hub, monke
     for name, value in metrics.items():
         assert f"| cmm | {name} | {value:.4f} | 4 | 1 | 1 |" in card
     assert "| mhalubench | - | scored by crosscheck" in card
-    assert "![metrics per task and group](results.png)" in card
+    assert f"![metrics per task and group]({FOLDER}/results.png)" in card
     assert f"`{MODEL}`" in card and results.environment.git_hash in card
     assert f"hallubench {results.environment.packages['hallubench']}" in card
     assert "hallubench run --model test_double --model-args pretrained=org/some-model --tasks cmm,mhalubench" in card
@@ -222,8 +233,9 @@ def test_publish_sends_results_samples_card_and_eval_results(run_dir, hub, monke
     assert (model["repo"], model["kind"], model["create_pr"]) == (MODEL, "model", True)
     assert set(model["files"]) == {".eval_results/hallubench_cmm.yaml"}
     entries = parse_eval_result_entries(yaml.safe_load(model["files"][".eval_results/hallubench_cmm.yaml"]))
-    assert {e.task_id: e.value for e in entries} == {f"cmm_{name}": value for name, value in metrics.items()}
-    assert {(e.dataset_id, e.source_url) for e in entries} == {(REPO, f"https://huggingface.co/datasets/{REPO}")}
+    # only the scores, each under a task id the benchmark's eval.yaml defines, on the benchmark dataset
+    assert {e.task_id: e.value for e in entries} == {f"cmm_{name}": metrics[name] for name in ("pa", "hr", "accuracy")}
+    assert {(e.dataset_id, e.source_url) for e in entries} == {(BENCHMARK, f"https://huggingface.co/datasets/{REPO}")}
     n_total = results.tasks["cmm"].n_total
     assert n_total > 4  # --limit 4: the entries must say they score a subset
     assert all(e.date == results.run.finished and f"n=4 of {n_total} (a subset), unparsed=1, errors=1" in e.notes
@@ -249,7 +261,8 @@ def test_local_model_path_skips_model_results_with_a_note(run_dir, hub, capfd, t
 
 
 def test_missing_model_repo_is_an_error_naming_it_and_hiding_the_token(run_dir, hub, capfd):
-    assert main(["publish", str(run_dir), "--repo", REPO, "--token", TOKEN, "--model-id", "org/not-there"]) == 2
+    assert main(["publish", str(run_dir), "--repo", REPO, "--token", TOKEN, "--model-id", "org/not-there",
+                 "--benchmark-ids", f"cmm={BENCHMARK}"]) == 2
     out, err = capfd.readouterr()
     assert "org/not-there" in err and f"published at https://huggingface.co/datasets/{REPO}" in err
     assert [c["kind"] for c in hub.commits] == ["dataset"]
@@ -285,5 +298,33 @@ def test_push_after_run_publishes_the_rescored_folder(run_dir, hub, monkeypatch,
     args = Namespace(from_outputs=run_dir, output_dir=rescored, push_to_hub=REPO)
     assert push_after_run(args) == 0
     files = hub.commits[0]["files"]
-    assert files["results.json"] == (rescored / "results.json").read_bytes()
-    assert pq.read_table(io.BytesIO(files["samples/cmm.parquet"])).num_rows == 4
+    assert files[f"{FOLDER}/results.json"] == (rescored / "results.json").read_bytes()
+    assert pq.read_table(io.BytesIO(files[f"{FOLDER}/samples/cmm.parquet"])).num_rows == 4
+
+
+def test_a_second_model_joins_the_first_in_the_results_repo(run_dir, hub, monkeypatch, tmp_path, capfd):
+    import datasets
+
+    monkeypatch.setenv("HF_TOKEN", TOKEN)
+    other = tmp_path / "other"
+    shutil.copytree(run_dir, other)
+    results = _results(other)
+    results.model.args = {**results.model.args, "pretrained": "org/other-model"}
+    write_results(results, other)
+    hub.repos.add(("model", "org/other-model"))
+    for folder in (run_dir, other):
+        assert main(["publish", str(folder), "--repo", REPO, "--benchmark-ids", f"cmm={BENCHMARK}"]) == 0
+    first, second = [c for c in hub.commits if c["kind"] == "dataset"]
+    assert not set(second["files"]) & (set(first["files"]) - {"README.md"})  # nothing of the first is overwritten
+    card = second["files"]["README.md"].decode()
+    configs = {c["config_name"]: c["data_files"][0]["path"] for c in yaml.safe_load(card.split("---\n")[1])["configs"]}
+    assert configs == {f"{m}--{t}": f"{m}/samples/{t}.parquet"
+                       for m in (FOLDER, "org--other-model") for t in ("cmm", "mhalubench")}
+    repo = tmp_path / "repo"  # the repo after both commits, read with plain datasets
+    for path, data in {**first["files"], **second["files"]}.items():
+        (repo / path).parent.mkdir(parents=True, exist_ok=True)
+        (repo / path).write_bytes(data)
+    for name in configs:
+        assert datasets.load_dataset(str(repo), name, split="test", cache_dir=str(tmp_path / "c")).num_rows == 4
+    models = [c for c in hub.commits if c["kind"] == "model"]
+    assert [c["repo"] for c in models] == [MODEL, "org/other-model"]

@@ -200,6 +200,19 @@ def test_push_to_hub_uploads_the_ranking_folder(setup, runs, monkeypatch, tmp_pa
     assert set(commit["files"]) == set(FILES) | {"README.md"}
     assert commit["files"]["leaderboard.csv"] == (setup[0] / "out" / "ranking" / "leaderboard.csv").read_bytes()
     assert "### avhallubench_visual" in commit["files"]["README.md"].decode()
+    # The card's configs read the pushed tables with plain `datasets`.
+    import datasets
+
+    pushed = tmp_path / "pushed"
+    for name, data in commit["files"].items():
+        (pushed / name).parent.mkdir(parents=True, exist_ok=True)
+        (pushed / name).write_bytes(data)
+    cache = str(tmp_path / "cache")
+    board = datasets.load_dataset(str(pushed), split="train", cache_dir=cache)  # the default config
+    assert board.num_rows == (setup[0] / "out" / "ranking" / "leaderboard.csv").read_text().count("\n") - 1
+    assert "crosscheck" in board.column_names
+    for config in ("documents", "sentences"):
+        assert datasets.load_dataset(str(pushed), config, split="train", cache_dir=cache).num_rows > 0
     sent = [r for r in double.requests if TOKEN in str(r.url) + r.content.decode("utf-8", "replace")]
     assert not sent and all(r.headers["authorization"] == f"Bearer {TOKEN}" for r in double.requests)
 

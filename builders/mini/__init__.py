@@ -40,7 +40,7 @@ def make_release(benchmark: str, out_dir: str | Path, *, zipped: bool = False) -
 
 def build_all(out_dir: str | Path) -> dict[str, Path]:
     """Make every mini release into `out_dir/releases/<name>` and build its normalized dataset into
-    `out_dir/datasets/<name>`; return name -> dataset folder."""
+    `out_dir/datasets/<name>` (its card marked mini); return name -> dataset folder."""
     out = Path(out_dir)
-    return {name: build(name, make_release(name, out / "releases" / name), out / "datasets" / name)
+    return {name: build(name, make_release(name, out / "releases" / name), out / "datasets" / name, mini=True)
             for name in RELEASES}

@@ -1,0 +1,95 @@
+"""Official releases and built datasets from the Hugging Face Hub, through `huggingface_hub.snapshot_download`.
+
+`hallubench build <benchmark>` without --source downloads the benchmark's official Hub release (HUB_RELEASES);
+`--source hub:<repo_id>[@revision]` names another repo or revision. The snapshot goes to the huggingface_hub
+cache (HF_HOME, HF_ENDPOINT and HF_TOKEN apply as everywhere), so a second build reuses it; the resolved
+commit is recorded in the built dataset's card. Offline or refused, the error says what to download and where.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from hallubench.builders.base import BuildError
+
+# Benchmarks whose official release is a Hub dataset repo, in the layout its builder reads.
+HUB_RELEASES = {
+    "avhallubench": "scb10x/avhallubench",
+    "cmm": "DAMO-NLP-SG/CMM",
+    "cchall": "67L11/CCHall",
+}
+# Where the others are published (no Hub copy in the layout their builder reads).
+ELSEWHERE = {
+    "mhalubench": "image_to_text_annotated.json (+ images/) from github.com/BriansIDP/crosscheckgpt data/VisualImage/",
+    "sac3": "the four files of github.com/intuit/sac3 dataset/",
+}
+HUB_PREFIX = "hub:"
+REPO_ID = re.compile(r"[A-Za-z0-9][\w.\-]*/[\w.\-]+")
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """A Hub repo downloaded at one commit: where it is on disk, which repo and the commit it resolved to."""
+
+    path: Path
+    repo_id: str
+    commit: str
+
+
+def parse_repo(text: str) -> tuple[str, str | None] | None:
+    """(repo_id, revision) from "hub:org/name[@revision]" or "org/name[@revision]"; None if it is not one."""
+    repo, _, revision = text.removeprefix(HUB_PREFIX).partition("@")
+    if not REPO_ID.fullmatch(repo) or ".." in repo or (revision == "" and "@" in text):
+        return None
+    return repo, revision or None
+
+
+def download(repo_id: str, revision: str | None, what: str, manual: str) -> Snapshot:
+    """snapshot_download of the dataset repo; BuildError saying what to download and where on failure.
+
+    `what` names the content for messages; `manual` says what to do with a copy made by hand.
+    """
+    from huggingface_hub import snapshot_download
+    from huggingface_hub.errors import (GatedRepoError, HfHubHTTPError, LocalEntryNotFoundError,
+                                        RepositoryNotFoundError, RevisionNotFoundError)
+
+    at = f"@{revision}" if revision else ""
+    by_hand = (f"Download it yourself (`hf download {repo_id} --repo-type dataset"
+               f"{f' --revision {revision}' if revision else ''} --local-dir DIR`, or from "
+               f"https://huggingface.co/datasets/{repo_id}) and {manual}.")
+    try:
+        path = Path(snapshot_download(repo_id, repo_type="dataset", revision=revision))
+    except GatedRepoError as err:
+        raise BuildError(f"{what}: the Hub repo {repo_id} is gated: accept its terms at "
+                         f"https://huggingface.co/datasets/{repo_id} and log in (`hf auth login` or HF_TOKEN). "
+                         f"{by_hand} ({_first_line(err)})") from None
+    except RevisionNotFoundError:
+        raise BuildError(f"{what}: the Hub repo {repo_id} has no revision {revision!r}. {by_hand}") from None
+    except RepositoryNotFoundError:
+        raise BuildError(f"{what}: no Hub dataset repo {repo_id} (or it is private: log in with `hf auth login`). "
+                         f"{by_hand}") from None
+    except (LocalEntryNotFoundError, HfHubHTTPError, OSError) as err:
+        raise BuildError(f"{what}: could not download {repo_id}{at} from the Hub ({_first_line(err)}). "
+                         f"{by_hand}") from None
+    return Snapshot(path, repo_id, path.name)
+
+
+def _first_line(err: BaseException) -> str:
+    text = str(err).strip()
+    return text.splitlines()[0] if text else type(err).__name__
+
+
+def fetch_release(benchmark: str, source: str | None) -> Snapshot:
+    """The official release of `benchmark` from the Hub: its default repo, or `source` ("hub:org/name[@rev]")."""
+    if source is None:
+        if benchmark not in HUB_RELEASES:
+            raise BuildError(f"{benchmark} has no official release on the Hub; download {ELSEWHERE[benchmark]} and "
+                             f"pass its folder as --source.")
+        repo = (HUB_RELEASES[benchmark], None)
+    else:
+        repo = parse_repo(source)
+        if repo is None:
+            raise BuildError(f"--source {source}: expected {HUB_PREFIX}<org>/<name>[@revision]")
+    return download(*repo, what=f"the {benchmark} release",
+                    manual=f"pass that folder as --source (`hallubench build {benchmark} --source DIR --out ...`)")
