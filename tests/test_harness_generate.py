@@ -45,7 +45,7 @@ class PartialModelDouble(ScriptedModelDouble):
 def _items(task_name, questions, options):
     task = get_task(task_name)
     main, extra = effective_settings(task, options)
-    rows = [{"id": f"q{i}", "question": q, "answer": "yes", "sub_category": "audio-language",
+    rows = [{"id": f"q{i}", "question": q, "answer": "yes", "sub_category": "audio-language", "granularity": "object-level",
              "video_path": None, "audio_path": None} for i, q in enumerate(questions)]
     return [WorkItem(task, row, Path("."), f"k{i}", sample_seed(options.seed, task.name, row["id"]), main, extra)
             for i, row in enumerate(rows)]

@@ -218,11 +218,13 @@ def test_publish_sends_results_samples_card_and_eval_results(run_dir, hub, monke
 
     card = files["README.md"].decode()
     results = _results(run_dir)
-    metrics = {k: v for k, v in results.tasks["cmm"].metrics.items() if isinstance(v, float)}
+    metrics = {k: v for k, v in results.tasks["cmm"].metrics.items() if isinstance(v, float) and not k.endswith("_stderr")}
     assert metrics
     assert "| task | metric | value | n | unparsed | errors |" in card
     for name, value in metrics.items():
-        assert f"| cmm | {name} | {value:.4f} | 4 | 1 | 1 |" in card
+        stderr = results.tasks["cmm"].metrics.get(f"{name}_stderr")
+        shown = f"{value:.4f}" + ("" if stderr is None else f" ± {stderr:.4f}")
+        assert f"| cmm | {name} | {shown} | 4 | 1 | 1 |" in card
     assert "| mhalubench | - | scored by crosscheck" in card
     assert f"![metrics per task and group]({FOLDER}/results.png)" in card
     assert f"`{MODEL}`" in card and results.environment.git_hash in card
