@@ -2,7 +2,6 @@
 from their own audio track with decord (in the guarded helper), resampled with librosa."""
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -11,7 +10,7 @@ import numpy as np
 import soundfile as sf
 
 from .errors import CorruptMediaError, EmptyMediaError, NoAudioTrackError
-from .guard import run_guarded
+from .guard import bounds, run_guarded
 from .probe import PROBE_TIMEOUT, existing_file, probe
 
 SOUNDFILE_SUFFIXES = {".wav", ".flac", ".ogg", ".aiff", ".aif"}
@@ -34,7 +33,6 @@ def _read_soundfile(path: Path) -> tuple[np.ndarray, int]:
 
 
 def _read_track(path: Path, timeout: float) -> tuple[np.ndarray, int]:
-    started = time.monotonic()
     info = probe(path, timeout=min(timeout, PROBE_TIMEOUT))
     if info.audio is None:
         raise NoAudioTrackError(path, "has no audio track; audio questions need a file with sound "
@@ -42,8 +40,8 @@ def _read_track(path: Path, timeout: float) -> tuple[np.ndarray, int]:
     rate = info.audio.sample_rate
     if not rate:
         raise CorruptMediaError(path, "the audio track declares no sample rate; re-encode it with ffmpeg")
-    samples = run_guarded("hallubench.loaders.decode:audio_track", str(path), rate, path=path,
-                          timeout=timeout - (time.monotonic() - started))
+    samples = run_guarded("hallubench.loaders.decode:audio_track", str(path), rate, path=path, timeout=timeout,
+                          **bounds(path, timeout, steps=0))
     declared = info.audio.duration or info.duration
     if declared:
         wanted = round(declared * rate)
@@ -54,7 +52,7 @@ def _read_track(path: Path, timeout: float) -> tuple[np.ndarray, int]:
     return samples, rate
 
 
-def load_audio(path: str | Path, sr: int = 16000, muted: bool = False, timeout: float = 30.0) -> AudioClip:
+def load_audio(path: str | Path, sr: int = 16000, muted: bool = False, timeout: float = 10.0) -> AudioClip:
     """Mono float32 samples of `path` at `sr` Hz (channels averaged, resampled with librosa).
 
     wav/flac/ogg/aiff are read directly; anything else (mp4, m4a, mkv...) via its first audio track,
