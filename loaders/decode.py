@@ -1,10 +1,13 @@
-"""decord calls, run inside the guard's helper process (see guard.py): never call these directly."""
+"""Decoder calls run inside the guard's helper process (see guard.py): video frames with decord,
+audio tracks with PyAV (FFmpeg's libraries in this process, which also read the track's rate and
+declared duration: no ffprobe start per file). They report progress as they decode; call them through `run_guarded`, not directly."""
 from __future__ import annotations
 
 import re
 from bisect import bisect_right
 from contextlib import contextmanager
 
+import av
 import decord
 import numpy as np
 
@@ -13,6 +16,7 @@ from .helper import output_array, report_progress
 from .sampling import sample_indices
 
 STEP = 8  # frames decoded between two progress reports
+PACKET_STEP = 256  # audio frames decoded between two progress reports (~6 s of AAC at 44.1 kHz)
 
 decord.logging.set_level(decord.logging.QUIET)
 
@@ -25,8 +29,6 @@ def _decord_errors(path: str, what: str):
     except (decord.DECORDError, RuntimeError) as error:  # RuntimeError: decord could not open the container
         lines = [line for line in str(error).strip().splitlines() if line.strip()]
         reason = re.sub(r"^(\[[\d:]+\] \S+: )+", "", lines[-1])[:300] if lines else type(error).__name__
-        if "find audio stream" in reason:
-            raise NoAudioTrackError(path, "has no audio track") from None
         raise CorruptMediaError(path, f"cannot decode the {what} ({reason}); re-download or re-encode it "
                                       "with ffmpeg") from None
 
@@ -81,9 +83,39 @@ def read_frames(reader: decord.VideoReader, indices: list[int]) -> np.ndarray:
     return frames
 
 
-def audio_track(path: str, sample_rate: int) -> np.ndarray:
-    """The first audio stream, kept at its native `sample_rate`: (channels, samples) float32."""
-    with _decord_errors(path, "audio track"):
-        reader = decord.AudioReader(path, ctx=decord.cpu(0), sample_rate=sample_rate, mono=False)
-        samples = reader[:].asnumpy().astype(np.float32, copy=False)
-    return samples
+@contextmanager
+def _av_errors(path: str, what: str):
+    """Turn PyAV's exceptions into MediaErrors naming the file."""
+    try:
+        yield
+    except (av.error.FFmpegError, ValueError) as error:  # ValueError: PyAV met a frame it cannot convert
+        reason = getattr(error, "strerror", None) or str(error)
+        raise CorruptMediaError(path, f"cannot decode the {what} ({reason[:300]}); re-download or re-encode it "
+                                      "with ffmpeg") from None
+
+
+def _seconds(value, time_base) -> float | None:
+    return float(value * time_base) if value is not None and time_base is not None else None
+
+
+def audio_track(path: str) -> dict:
+    """The first audio stream at its own rate: {"samples": (channels, N) float32, "rate", "declared"
+    (the stream's declared duration in seconds, else the container's, else None)}."""
+    with _av_errors(path, "audio track"), av.open(path) as container:
+        if not container.streams:  # empty or damaged: the caller asks ffprobe which
+            raise CorruptMediaError(path, "no audio or video stream could be parsed; re-download or re-encode it")
+        if not container.streams.audio:
+            raise NoAudioTrackError(path, "has no audio track")
+        stream = container.streams.audio[0]
+        to_float = av.AudioResampler(format="fltp", layout=stream.layout, rate=stream.rate)  # a no-op for AAC
+        chunks = []
+        for count, frame in enumerate(container.decode(stream)):
+            chunks.extend(converted.to_ndarray() for converted in to_float.resample(frame))
+            if count % PACKET_STEP == 0:
+                report_progress(count)
+        chunks.extend(converted.to_ndarray() for converted in to_float.resample(None))
+        declared = _seconds(stream.duration, stream.time_base)
+        if declared is None and container.duration is not None:
+            declared = container.duration / av.time_base
+        samples = np.concatenate(chunks, axis=1) if chunks else np.zeros((stream.channels, 0), np.float32)
+    return {"samples": samples, "rate": stream.rate, "declared": declared}
