@@ -42,7 +42,7 @@ def _read_track(path: Path, timeout: float) -> tuple[np.ndarray, int]:
     except CorruptMediaError:
         probe(path)  # ffprobe tells a well-formed empty container (EmptyMediaError) from a damaged one
         raise
-    samples, rate, declared = track["samples"], track["rate"], track["declared"]
+    samples, rate, declared = track["samples"][:, :track["count"]], track["rate"], track["declared"]
     if not rate:
         raise CorruptMediaError(path, "the audio track declares no sample rate; re-encode it with ffmpeg")
     if declared:

@@ -98,24 +98,43 @@ def _seconds(value, time_base) -> float | None:
     return float(value * time_base) if value is not None and time_base is not None else None
 
 
+class _Track:
+    """Decoded chunks appended into one (channels, N) output array (shared memory in the helper),
+    sized from the declared duration and grown if the track runs longer."""
+
+    def __init__(self, channels: int, capacity: int) -> None:
+        self.samples, self.count = output_array((channels, max(capacity, 1)), np.float32), 0
+
+    def add(self, chunk: np.ndarray) -> None:  # (channels, n)
+        end = self.count + chunk.shape[1]
+        if end > self.samples.shape[1]:
+            grown = output_array((self.samples.shape[0], 2 * end), np.float32)
+            grown[:, :self.count] = self.samples[:, :self.count]
+            self.samples = grown
+        self.samples[:, self.count:end] = chunk
+        self.count = end
+
+
 def audio_track(path: str) -> dict:
-    """The first audio stream at its own rate: {"samples": (channels, N) float32, "rate", "declared"
-    (the stream's declared duration in seconds, else the container's, else None)}."""
+    """The first audio stream at its own rate, decoded straight into the output: {"samples":
+    (channels, capacity) float32 whose first "count" columns are the track, "count", "rate",
+    "declared": the stream's declared duration in seconds, else the container's, else None}."""
     with _av_errors(path, "audio track"), av.open(path) as container:
         if not container.streams:  # empty or damaged: the caller asks ffprobe which
             raise CorruptMediaError(path, "no audio or video stream could be parsed; re-download or re-encode it")
         if not container.streams.audio:
             raise NoAudioTrackError(path, "has no audio track")
         stream = container.streams.audio[0]
-        to_float = av.AudioResampler(format="fltp", layout=stream.layout, rate=stream.rate)  # a no-op for AAC
-        chunks = []
-        for count, frame in enumerate(container.decode(stream)):
-            chunks.extend(converted.to_ndarray() for converted in to_float.resample(frame))
-            if count % PACKET_STEP == 0:
-                report_progress(count)
-        chunks.extend(converted.to_ndarray() for converted in to_float.resample(None))
         declared = _seconds(stream.duration, stream.time_base)
         if declared is None and container.duration is not None:
             declared = container.duration / av.time_base
-        samples = np.concatenate(chunks, axis=1) if chunks else np.zeros((stream.channels, 0), np.float32)
-    return {"samples": samples, "rate": stream.rate, "declared": declared}
+        track = _Track(stream.channels, round((declared or 10.0) * stream.rate) + 4096)  # + AAC padding
+        to_float = av.AudioResampler(format="fltp", layout=stream.layout, rate=stream.rate)  # a no-op for AAC
+        for count, frame in enumerate(container.decode(stream)):
+            for converted in to_float.resample(frame):
+                track.add(converted.to_ndarray())
+            if count % PACKET_STEP == 0:
+                report_progress(count)
+        for converted in to_float.resample(None):
+            track.add(converted.to_ndarray())
+    return {"samples": track.samples, "count": track.count, "rate": stream.rate, "declared": declared}

@@ -119,3 +119,14 @@ def test_mp4_audio_starts_no_ffprobe_process(tmp_path, monkeypatch):
     started = []
     monkeypatch.setattr(probe_module.subprocess, "run", lambda cmd, *a, **k: started.append(cmd))
     assert len(load_audio(path).samples) == 16000 and started == []
+
+
+def test_track_buffer_keeps_every_chunk_and_grows_past_the_declared_length():
+    from hallubench.loaders.decode import _Track
+
+    track = _Track(channels=2, capacity=4)  # the track runs longer than declared
+    chunks = [np.arange(6, dtype=np.float32).reshape(2, 3) + 10 * i for i in range(4)]
+    for chunk in chunks:
+        track.add(chunk)
+    assert track.count == 12
+    np.testing.assert_array_equal(track.samples[:, :12], np.concatenate(chunks, axis=1))
