@@ -60,6 +60,7 @@ class _Helper:
         self.process.wait()
         self.requests.close()
         self.replies.close()
+        shared.forget_arena()
 
 
 _lock = threading.Lock()
@@ -118,9 +119,9 @@ def run_guarded(target: str, *args, path: str | Path, timeout: float, first: flo
             except BaseException:  # timeout, crash, Ctrl-C: the helper may still be working on this request
                 _discard_helper()
                 raise
-        if kind == "error":
-            raise value
-        return _attach(value)
+            if kind == "error":
+                raise value
+            return _attach(value)  # before the next request reuses the helper's arena
     finally:
         shared.remove(prefix)  # whatever the helper made and nobody attached
 

@@ -5,7 +5,10 @@ import glob
 import mmap
 import multiprocessing
 import os
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import decord
 import numpy as np
@@ -14,7 +17,7 @@ import pytest
 from hallubench.loaders import CorruptMediaError, MediaTimeoutError, load_video
 from hallubench.loaders import shared
 from hallubench.loaders.decode import read_frames
-from hallubench.loaders.guard import bounds, run_guarded
+from hallubench.loaders.guard import _discard_helper, bounds, run_guarded
 from hallubench.loaders.sampling import sample_indices
 from hallubench.loaders.synthetic import shape_frames, write_mp4
 
@@ -27,8 +30,13 @@ def memory_of(array):
     return array.obj if isinstance(array, memoryview) else array
 
 
-def our_shared_files():
-    return glob.glob(str(shared.ROOT / f"{shared.PREFIX}-{os.getpid()}-*"))
+def shared_files(pid=None):
+    return glob.glob(str(shared.ROOT / f"{shared.PREFIX}-{pid or os.getpid()}-*"))
+
+
+def request_files():
+    """Per-request files of this process (the helper's arena outlives requests by design)."""
+    return [path for path in shared_files() if "-arena-" not in path]
 
 
 @pytest.fixture(scope="module")
@@ -108,30 +116,54 @@ def test_stepwise_reading_returns_exactly_what_get_batch_does(tmp_path):
 
 
 def test_large_arrays_come_back_through_shared_memory_small_ones_through_the_pipe():
-    result = run_guarded(STAND_IN + "double", 5, path="-", timeout=30.0)
-    assert result["big"].shape == (2 << 20,) and (result["big"] == 5).all()
-    assert isinstance(memory_of(result["big"]), mmap.mmap)
-    assert (result["tiny"] == 5).all() and not isinstance(memory_of(result["tiny"]), mmap.mmap)
-    result["big"][:] = 1  # the caller owns a writable array
-    assert our_shared_files() == []  # names removed as soon as mapped
+    run_guarded("os:getpid", path="-", timeout=30.0)
+    _discard_helper()  # a fresh helper has no arena yet
+    first = run_guarded(STAND_IN + "double", 5, path="-", timeout=30.0)
+    assert isinstance(memory_of(first["big"]), mmap.mmap)  # a per-request file, mapped as the array
+    assert request_files() == []  # its name removed as soon as mapped
+    second = run_guarded(STAND_IN + "double", 6, path="-", timeout=30.0)  # now from the arena, copied out
+    third = run_guarded(STAND_IN + "double", 7, path="-", timeout=30.0)  # the arena reused
+    assert (first["big"] == 5).all() and (second["big"] == 6).all() and (third["big"] == 7).all()
+    assert second["big"].shape == (2 << 20,) and second["big"].flags.owndata and second["big"].flags.writeable
+    assert (first["tiny"] == 5).all() and not isinstance(memory_of(first["tiny"]), mmap.mmap)
+    assert request_files() == [] and len(shared_files()) == 1  # one arena, no per-request files
 
 
 def test_frames_from_load_video_are_the_decoded_ones_and_leave_no_file(video):
-    clip = load_video(video, num_frames=16)
-    expected = decord.VideoReader(str(video)).get_batch(clip.indices).asnumpy()
-    np.testing.assert_array_equal(clip.frames, expected)
-    assert isinstance(memory_of(clip.frames), mmap.mmap) and our_shared_files() == []
+    for _ in range(3):  # per-request file, then the arena
+        clip = load_video(video, num_frames=16)
+        expected = decord.VideoReader(str(video)).get_batch(clip.indices).asnumpy()
+        np.testing.assert_array_equal(clip.frames, expected)
+        assert request_files() == []
 
 
-@pytest.mark.parametrize("action,error", [
-    ("hang", MediaTimeoutError), ("raise", CorruptMediaError), ("abort", CorruptMediaError),
+@pytest.mark.parametrize("action,error,helper_survives", [
+    ("hang", MediaTimeoutError, False), ("raise", CorruptMediaError, True), ("abort", CorruptMediaError, False),
 ])
-def test_shared_memory_is_removed_when_the_helper_fails(action, error):
+@pytest.mark.parametrize("arena", [False, True], ids=["request-file", "arena"])
+def test_shared_memory_is_removed_when_the_helper_fails(action, error, helper_survives, arena):
+    _discard_helper()
+    for _ in range(2 if arena else 0):  # the second call makes a helper's arena
+        run_guarded(STAND_IN + "fill_shared_then", "return", path="fill.mp4", timeout=30.0)
     with pytest.raises(error, match="fill.mp4"):
         run_guarded(STAND_IN + "fill_shared_then", action, path="fill.mp4", timeout=1.0)
-    assert our_shared_files() == []
+    assert request_files() == []
+    assert (shared_files() != []) == (helper_survives and arena)  # a killed helper's arena goes with it
     assert (run_guarded(STAND_IN + "fill_shared_then", "return", path="fill.mp4", timeout=30.0)["frames"] == 7).all()
-    assert our_shared_files() == []
+    assert request_files() == []
+
+
+def test_helper_removes_its_arena_when_its_parent_exits(tmp_path):
+    script = ("import os; from hallubench.loaders.guard import run_guarded\n"
+              "for value in (1, 2): run_guarded('loaders_stand_ins:double', value, path='-', timeout=60.0)\n"
+              "print(os.getpid())")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).parent), *sys.path])}
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, check=True)
+    child = int(done.stdout.split()[-1])
+    deadline = time.monotonic() + 10
+    while shared_files(child) and time.monotonic() < deadline:  # the helper sees EOF, removes, exits
+        time.sleep(0.1)
+    assert shared_files(child) == []
 
 
 def test_files_of_a_parent_that_died_are_removed_by_the_next_helper():
