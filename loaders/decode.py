@@ -1,6 +1,7 @@
 """Decoder calls run inside the guard's helper process (see guard.py): video frames with decord,
 audio tracks with PyAV (FFmpeg's libraries in this process, which also read the track's rate and
-declared duration: no ffprobe start per file). They report progress as they decode; call them through `run_guarded`, not directly."""
+declared duration: no ffprobe start per file). They report progress as they decode; call them
+through `run_guarded`, not directly."""
 from __future__ import annotations
 
 import re

@@ -83,7 +83,8 @@ def _prepare_arena() -> None:
 
 
 def _share(value):
-    """`value` with its arrays replaced by SharedArray references where they live in (or are worth moving to) shared memory."""
+    """`value` with its arrays replaced by SharedArray references where they live in (or are worth
+    moving to) shared memory."""
     if isinstance(value, dict):
         return {key: _share(item) for key, item in value.items()}
     if not isinstance(value, np.ndarray):

@@ -26,7 +26,7 @@ import av
 import decord
 import librosa
 import numpy as np
-from media_clips import interleaved, make_clip
+from media_clips import interleaved, make_clip, median
 
 from hallubench.loaders import load_audio
 from hallubench.loaders.synthetic import ffmpeg_binary
@@ -70,7 +70,7 @@ def main() -> None:
             "librosa.load": lambda: librosa.load(path, sr=16000),
             "ffmpeg CLI": lambda: ffmpeg_cli(path),
         }
-        times = interleaved(candidates, args.repeats)
+        times = {name: median(values) for name, values in interleaved(candidates, args.repeats).items()}
     print(f"{args.seconds} s mp4, stereo 44.1 kHz AAC -> mono 16 kHz ({expected} samples), median of {args.repeats}")
     print(f"{'method':18s} {'seconds':>8s} {'vs load_audio':>13s}")
     for name, seconds in times.items():

@@ -2,7 +2,7 @@
 the guard around it, on the same files in the same run.
 
 Run: python tests/perf/bench_video_sampling.py [--long] [--repeats N]   (not collected by pytest)
-Default (~2 min on a busy 2-core machine): 10 s 360p and 20 s 720p clips, keyframes every 30 and
+Default (~2 min on a busy 2-core machine): 10 s 360p and 15 s 720p clips, keyframes every 30 and
 every 250 frames. --long adds 3-minute 720p clips (several minutes more).
 
 Per clip, timed in interleaved rounds (median of --repeats), every method giving RGB uint8 arrays:
@@ -11,9 +11,10 @@ Per clip, timed in interleaved rounds (median of --repeats), every method giving
   sampled, k = 8 and 32: the helper's own function (decode.video_frames) called in this process
       ("in-process") and `load_video` (the same call in the guarded helper, frames back through
       shared memory);
-and ratios: load_video speed-up over the best decode-all, and the guard's cost (load_video time over
-in-process time). Then the cost of one ffprobe run, cold (first look at the file: a process start
-and a demux) and warm (the cached answer); load_video spends it only to explain a failure.
+and ratios: load_video speed-up over the best decode-all, and the guard's cost (median over rounds
+of load_video time over in-process time in the same round; the sampled pair runs 3x --repeats
+rounds). Then the cost of one ffprobe run, cold (first look at the file: a process start and a
+demux) and warm (the cached answer); load_video spends it only to explain a failure.
 """
 from __future__ import annotations
 
@@ -26,14 +27,14 @@ from pathlib import Path
 import av
 import decord
 import numpy as np
-from media_clips import interleaved, make_clip
+from media_clips import interleaved, make_clip, median
 
 from hallubench.loaders import load_video
 from hallubench.loaders.decode import video_frames
 from hallubench.loaders.probe import _probe, probe
 from hallubench.loaders.synthetic import ffmpeg_binary
 
-SPECS = [(10, 360, 30), (10, 360, 250), (20, 720, 30), (20, 720, 250)]  # seconds, height, keyframe interval
+SPECS = [(10, 360, 30), (10, 360, 250), (15, 720, 30), (15, 720, 250)]  # seconds, height, keyframe interval
 LONG_SPECS = [(180, 720, 30), (180, 720, 250)]
 
 
@@ -82,17 +83,18 @@ def main() -> None:
         for seconds, height, keyint in SPECS + (LONG_SPECS if args.long else []):
             path = make_clip(Path(tmp), seconds, height, keyint)
             frames = len(decord.VideoReader(str(path)))
-            candidates = {"decord": lambda: decord_sequential(path), "pyav": lambda: pyav_all(path),
-                          "ffmpeg": lambda: ffmpeg_all(path)}
+            all_times = interleaved({"decord": lambda: decord_sequential(path), "pyav": lambda: pyav_all(path),
+                                     "ffmpeg": lambda: ffmpeg_all(path)}, args.repeats)
+            t = {name: median(values) for name, values in all_times.items()}
+            best = min(t.values())
             for k in (8, 32):
-                candidates[f"in{k}"] = lambda k=k: video_frames(str(path), {"num_frames": k, "fps": None, "max_frames": k})
-                candidates[f"load{k}"] = lambda k=k: load_video(path, num_frames=k)
-            t = interleaved(candidates, args.repeats)
-            best = min(t["decord"], t["pyav"], t["ffmpeg"])
-            for k in (8, 32):
+                sampled = interleaved({
+                    "in": lambda k=k: video_frames(str(path), {"num_frames": k, "fps": None, "max_frames": k}),
+                    "load": lambda k=k: load_video(path, num_frames=k)}, 3 * args.repeats)
+                inside, load = median(sampled["in"]), median(sampled["load"])
+                guard = median([b / a for a, b in zip(sampled["in"], sampled["load"])])  # paired: same round
                 print(f"{path.stem:18s} {frames:6d} | {t['decord']:9.2f}s {t['pyav']:7.2f}s {t['ffmpeg']:9.2f}s | "
-                      f"{k:2d} {t[f'in{k}']:9.3f}s {t[f'load{k}']:9.3f}s | {best / t[f'load{k}']:10.1f}x "
-                      f"{t[f'load{k}'] / t[f'in{k}']:9.2f}x")
+                      f"{k:2d} {inside:9.3f}s {load:9.3f}s | {best / load:10.1f}x {guard:9.2f}x")
             cold, warm = probe_costs(path, args.repeats)
             print(f"{'':18s} ffprobe: cold {cold * 1000:.0f} ms, warm (cached) {warm * 1e6:.0f} us")
 

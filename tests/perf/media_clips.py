@@ -14,7 +14,8 @@ def make_clip(folder: Path, seconds: int, height: int, keyint: int, fps: int = 3
     """An H.264 mp4 (testsrc2 video, `keyint` frames between keyframes) with a stereo 44.1 kHz AAC track."""
     path = folder / f"{height}p_{seconds}s_gop{keyint}.mp4"
     width = height * 16 // 9 // 2 * 2
-    cmd = [ffmpeg_binary(), "-v", "error", "-y", "-f", "lavfi", "-i", f"testsrc2=s={width}x{height}:r={fps}:d={seconds}"]
+    video = f"testsrc2=s={width}x{height}:r={fps}:d={seconds}"
+    cmd = [ffmpeg_binary(), "-v", "error", "-y", "-f", "lavfi", "-i", video]
     if audio:
         cmd += ["-f", "lavfi", "-i", f"sine=f=440:d={seconds}:sample_rate=44100", "-ac", "2", "-c:a", "aac"]
     cmd += ["-c:v", "libx264", "-preset", "veryfast", "-pix_fmt", "yuv420p", "-x264-params", f"keyint={keyint}",
@@ -23,13 +24,17 @@ def make_clip(folder: Path, seconds: int, height: int, keyint: int, fps: int = 3
     return path
 
 
-def interleaved(candidates: dict, repeats: int) -> dict[str, float]:
-    """Median seconds of each candidate `name -> function()`, running them in turn `repeats` times,
-    so a change in the machine's load hits all of them alike."""
+def interleaved(candidates: dict, repeats: int) -> dict[str, list[float]]:
+    """Seconds of each candidate `name -> function()` per round, running them in turn `repeats`
+    times (in reverse order every other round), so a change in the machine's load hits all alike."""
     times = {name: [] for name in candidates}
-    for _ in range(repeats):
-        for name, function in candidates.items():
+    for round_ in range(repeats):
+        for name in list(candidates)[::-1 if round_ % 2 else 1]:
             started = time.perf_counter()
-            function()
+            candidates[name]()
             times[name].append(time.perf_counter() - started)
-    return {name: statistics.median(values) for name, values in times.items()}
+    return times
+
+
+def median(values: list[float]) -> float:
+    return statistics.median(values)
