@@ -5,13 +5,15 @@
   The clip records the exact frame indices and start timestamps used. `blank=True`: black frames
   of the same shape, indices and timestamps.
 - `load_audio`: mono float32 at `sr` (16 kHz default); wav/flac via libsndfile, mp4 and other
-  containers via their audio track; `muted=True`: zeros of the same length.
+  containers via their audio track (PyAV); `muted=True`: zeros of the same length.
 - `load_image`: PIL RGB from a path or bytes.
 
 Every failure is a `MediaError` subclass naming the file: MediaNotFoundError, EmptyMediaError
 (0 bytes, no frames/samples, no stream of the kind asked for), CorruptMediaError, NoAudioTrackError,
-MediaTimeoutError. decord runs in a helper process killed at the time limit (see guard.py), so a
-file that makes the decoder hang or crash costs at most `timeout` seconds.
+MediaTimeoutError. Decoders run in a helper process that reports progress; it is killed when no
+progress comes for `timeout` seconds or past a generous bound scaled to the file and the work asked
+(see guard.py), so a file that makes the decoder hang or crash costs seconds while a long clip on a
+busy machine still loads. Arrays come back through shared memory (shared.py).
 """
 from .audio import AudioClip, load_audio
 from .errors import (CorruptMediaError, EmptyMediaError, MediaError, MediaNotFoundError, MediaTimeoutError,

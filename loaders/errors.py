@@ -37,4 +37,5 @@ class EmptyMediaError(MediaError):
 
 
 class MediaTimeoutError(MediaError, TimeoutError):
-    """Probing or decoding did not finish within the time limit; the decoder process was killed."""
+    """Decoding made no progress for `timeout` seconds (or ran past its total bound), or probing
+    did not finish in time; the decoder process was killed."""

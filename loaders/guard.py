@@ -1,12 +1,16 @@
-"""Run native decoding in a child process with a deadline, so a decoder that hangs or crashes
-cannot take the caller down.
+"""Run native decoding in a child process watched for progress, so a decoder that hangs or crashes
+cannot take the caller down, while a slow decode on a busy machine still finishes.
 
 decord's get_batch can spin forever inside C++ while holding the GIL (it ignores signals and
 SIGTERM), and can abort the process on malformed input. So decoding runs in one long-lived helper
-process per parent process: a call sends `(target, args)` and waits at most `timeout` seconds; past
-that the helper is SIGKILLed, MediaTimeoutError is raised and the next call starts a fresh helper.
+process per parent process: a call sends `(target, args)` and the target reports progress as it
+decodes (frames or packets, see helper.report_progress). The watchdog kills the helper when no
+progress arrives for `timeout` seconds (a hang), or when a generous total bound scaled to the work
+asked and the file's size runs out (a decoder stuck in a loop that still reports); either way it
+raises MediaTimeoutError and the next call starts a fresh helper. A wall-clock deadline alone
+cannot tell a 3-minute 720p clip on a loaded machine from a hang.
 The helper is started with `python -m` (not multiprocessing), so callers need no `__main__` guard,
-and it is reused across calls, so a normal file pays only the pickling of its result.
+and it is reused across calls; decoded arrays come back through shared memory (shared.py).
 """
 from __future__ import annotations
 
@@ -14,9 +18,11 @@ import os
 import subprocess
 import sys
 import threading
+import time
 from multiprocessing.connection import Connection
 from pathlib import Path
 
+from . import shared
 from .errors import CorruptMediaError, MediaTimeoutError
 
 
@@ -33,6 +39,7 @@ class _Helper:
             env={**os.environ, "PYTHONPATH": os.pathsep.join(entry for entry in sys.path if entry)},
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )
+        shared.remove_orphans()
         os.close(request_read)
         os.close(reply_write)
         self.requests = Connection(request_write, readable=False)
@@ -53,6 +60,7 @@ class _Helper:
         self.process.wait()
         self.requests.close()
         self.replies.close()
+        shared.forget_arena()
 
 
 _lock = threading.Lock()
@@ -84,26 +92,65 @@ def _discard_helper() -> None:
         _helper = None
 
 
-def run_guarded(target: str, *args, path: str | Path, timeout: float):
+def bounds(path: Path, timeout: float, steps: int) -> dict[str, float]:
+    """`first` and `total` for run_guarded on `path` with `steps` progress reports expected: opening a
+    file reads all of it before the first report (allow 5 MB/s on top of `timeout`), and the whole call
+    gets `timeout` for each of 6 fixed steps, every 4 requested ones and every 4 MB (deliberately
+    generous: it only has to end a decoder that loops while reporting)."""
+    megabytes = path.stat().st_size / 1e6
+    return {"first": timeout + megabytes / 5, "total": timeout * (6 + steps / 4 + megabytes / 4)}
+
+
+def run_guarded(target: str, *args, path: str | Path, timeout: float, first: float | None = None,
+                total: float | None = None):
     """Call `target` ("module:function") with `args` in the helper process; return its result.
 
-    MediaError raised by the target is re-raised here. Raises MediaTimeoutError after `timeout`
-    seconds (the helper is killed) and CorruptMediaError if the helper dies while decoding.
+    The helper is killed and MediaTimeoutError raised when `timeout` seconds pass without progress
+    (`first` seconds before the first report, default `timeout`) or `total` seconds in all (default:
+    no bound). MediaError raised by the target is re-raised here, CorruptMediaError if the helper dies.
     """
-    if timeout <= 0:  # the caller's budget went on probing; do not start what cannot finish
-        raise MediaTimeoutError(path, "the time limit ran out before decoding could start; raise `timeout`")
-    with _lock:
-        helper = _current_helper()
-        helper.requests.send((target, args))
-        if not helper.replies.poll(timeout):
-            _discard_helper()
-            raise MediaTimeoutError(path, f"decoding did not finish within {timeout:g} s and was stopped; the file "
-                                          "probably makes the decoder hang: re-encode it with ffmpeg or skip it")
+    prefix = shared.request_prefix()
+    try:
+        with _lock:
+            helper = _current_helper()
+            try:
+                helper.requests.send((target, args, prefix))
+                kind, value = _wait(helper, path, timeout, first or timeout, total)
+            except BaseException:  # timeout, crash, Ctrl-C: the helper may still be working on this request
+                _discard_helper()
+                raise
+            if kind == "error":
+                raise value
+            return _attach(value)  # before the next request reuses the helper's arena
+    finally:
+        shared.remove(prefix)  # whatever the helper made and nobody attached
+
+
+def _wait(helper: _Helper, path: str | Path, timeout: float, first: float, total: float | None):
+    started = last = time.monotonic()
+    allowed, done = first, 0
+    while True:
+        stall_at = last + allowed
+        wait_until = stall_at if total is None else min(stall_at, started + total)
+        if not helper.replies.poll(max(0.0, wait_until - time.monotonic())):
+            if wait_until < stall_at:
+                raise MediaTimeoutError(path, f"decoding was still progressing ({done} steps) but did not finish "
+                                              f"within {total:.0f} s, the bound for this file's size and the work "
+                                              "asked; re-encode it with ffmpeg, or raise `timeout` (the bound grows "
+                                              "with it)")
+            raise MediaTimeoutError(path, f"decoding made no progress for {allowed:g} s (after {done} steps) and "
+                                          "was stopped; the file probably makes the decoder hang: re-encode it with "
+                                          "ffmpeg or skip it (or raise `timeout` on a very slow machine)")
         try:
-            ok, value = helper.replies.recv()
+            message = helper.replies.recv()
         except (EOFError, OSError):
-            _discard_helper()
             raise CorruptMediaError(path, "the decoder crashed on this file; re-encode it with ffmpeg or skip it") from None
-    if ok:
-        return value
-    raise value
+        if message[0] != "progress":
+            return message
+        last, allowed, done = time.monotonic(), timeout, message[1]
+
+
+def _attach(value):
+    if isinstance(value, dict):
+        return {key: _attach(item) for key, item in value.items()}
+    return shared.attach(value) if isinstance(value, shared.SharedArray) else value

@@ -56,9 +56,9 @@ def _stream(raw: dict) -> StreamInfo:
 
 def probe(path: str | Path, timeout: float = PROBE_TIMEOUT) -> MediaInfo:
     """Streams, durations and packet counts of `path` (counting demuxes the file; nothing is decoded).
-    Costs one ffprobe start (~0.1 s), so loaders use it for audio tracks and to explain failures; the
-    answer is remembered while the file's size and modification time stay the same (tasks and
-    modality variants read the same clips)."""
+    Costs one ffprobe start (~0.1 s), so loaders use it only to explain a failed decode (an empty
+    container or a damaged one); the answer is remembered while the file's size and modification
+    time stay the same."""
     path = existing_file(path)
     stat = path.stat()
     return _probe(path.resolve(), stat.st_size, stat.st_mtime_ns, timeout)

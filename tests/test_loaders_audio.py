@@ -1,6 +1,7 @@
 """load_audio: mono float32 at the target rate from wav/flac/mp4, and the muted ablation."""
 import subprocess
 
+import librosa
 import numpy as np
 import pytest
 import soundfile as sf
@@ -91,3 +92,41 @@ def test_probe_runs_once_per_unchanged_file_and_again_after_a_change(tmp_path, m
     assert probe_module.probe(path) == first and len(calls) == 1
     write_mp4(path, shape_frames(16, size=(64, 64)), 8, tone(440, 2.0))
     assert probe_module.probe(path).duration > first.duration and len(calls) == 2
+
+
+def test_stereo_mp4_matches_ffmpeg_decoding_averaged_and_resampled(tmp_path):
+    # 440 Hz left, 1000 Hz right at 44.1 kHz: exact length at 16 kHz, both tones in the mono mix.
+    path = tmp_path / "stereo.mp4"
+    subprocess.run([ffmpeg_binary(), "-v", "error", "-f", "lavfi", "-i", "sine=f=440:d=3:sample_rate=44100",
+                    "-f", "lavfi", "-i", "sine=f=1000:d=3:sample_rate=44100", "-filter_complex", "amerge=inputs=2",
+                    "-c:a", "aac", str(path)], check=True)
+    decoded = subprocess.run([ffmpeg_binary(), "-v", "error", "-i", str(path), "-f", "f32le", "-"],
+                             capture_output=True, check=True).stdout
+    native = np.frombuffer(decoded, dtype=np.float32).reshape(-1, 2)[:3 * 44100]
+    reference = librosa.resample(native.mean(axis=1), orig_sr=44100, target_sr=16000)
+    clip = load_audio(path)
+    assert clip.samples.shape == (48000,) == reference.shape and clip.duration == 3.0
+    np.testing.assert_allclose(clip.samples, reference, atol=1e-5)
+    spectrum = np.abs(np.fft.rfft(clip.samples))
+    loudest = np.fft.rfftfreq(48000, 1 / 16000)[np.argsort(spectrum)[-2:]]
+    assert sorted(np.round(loudest)) == [440, 1000]
+
+
+def test_mp4_audio_starts_no_ffprobe_process(tmp_path, monkeypatch):
+    from hallubench.loaders import probe as probe_module
+
+    path = write_mp4(tmp_path / "a.mp4", shape_frames(8, size=(64, 64)), 8, tone(440, 1.0))
+    started = []
+    monkeypatch.setattr(probe_module.subprocess, "run", lambda cmd, *a, **k: started.append(cmd))
+    assert len(load_audio(path).samples) == 16000 and started == []
+
+
+def test_track_buffer_keeps_every_chunk_and_grows_past_the_declared_length():
+    from hallubench.loaders.decode import _Track
+
+    track = _Track(channels=2, capacity=4)  # the track runs longer than declared
+    chunks = [np.arange(6, dtype=np.float32).reshape(2, 3) + 10 * i for i in range(4)]
+    for chunk in chunks:
+        track.add(chunk)
+    assert track.count == 12
+    np.testing.assert_array_equal(track.samples[:, :12], np.concatenate(chunks, axis=1))

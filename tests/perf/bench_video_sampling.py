@@ -1,89 +1,102 @@
-"""Speed of uniform frame sampling vs decoding every frame, on the same files in the same run.
+"""Speed of uniform frame sampling against the fastest ways to decode every frame, and the cost of
+the guard around it, on the same files in the same run.
 
-Run: python tests/perf/bench_video_sampling.py   (not collected by pytest: the name is not test_*)
+Run: python tests/perf/bench_video_sampling.py [--long] [--repeats N]   (not collected by pytest)
+Default (~2 min on a busy 2-core machine): 10 s 360p and 15 s 720p clips, keyframes every 30 and
+every 250 frames. --long adds 3-minute 720p clips (several minutes more).
 
-For each video it prints frames delivered per second for
-  - all:      every frame decoded (decord, in this process), the baseline;
-  - uniform-k: k uniformly sampled frames (decord get_batch in this process, as the helper does);
-  - load-k:    the full `load_video` path: the same decoding in the guarded helper process, plus
-               the transfer of the frames back;
-and ratios: wall-time speed-up of sampling over decoding everything, frames/s of sampling over
-decoding everything, and the guard's cost (load-k time over uniform-k time). It also times one
-ffprobe run, which load_video spends only to explain a failure (load_audio spends it on mp4 tracks).
+Per clip, timed in interleaved rounds (median of --repeats), every method giving RGB uint8 arrays:
+  decode-all baselines: decord reading frame after frame (`next`), PyAV decoding every frame with
+      FFmpeg's threading, and the ffmpeg command line writing raw RGB to a pipe; the fastest is "best";
+  sampled, k = 8 and 32: the helper's own function (decode.video_frames) called in this process
+      ("in-process") and `load_video` (the same call in the guarded helper, frames back through
+      shared memory);
+and ratios: load_video speed-up over the best decode-all, and the guard's cost (median over rounds
+of load_video time over in-process time in the same round; the sampled pair runs 3x --repeats
+rounds). Then the cost of one ffprobe run, cold (first look at the file: a process start and a
+demux) and warm (the cached answer); load_video spends it only to explain a failure.
 """
 from __future__ import annotations
 
-import statistics
+import argparse
+import subprocess
 import tempfile
 import time
 from pathlib import Path
 
+import av
 import decord
 import numpy as np
+from media_clips import interleaved, make_clip, median
 
 from hallubench.loaders import load_video
-from hallubench.loaders.probe import probe
-from hallubench.loaders.sampling import sample_indices
-from hallubench.loaders.synthetic import shape_frames, write_mp4
+from hallubench.loaders.decode import video_frames
+from hallubench.loaders.probe import _probe, probe
+from hallubench.loaders.synthetic import ffmpeg_binary
 
-REPEATS = 5
-CHUNK = 64  # frames per get_batch when decoding everything, to bound memory
-
-
-def textured_video(path: Path, seconds: float, fps: float, size: tuple[int, int], keyint: int | None) -> Path:
-    """A moving shape over a drifting noise texture: costs the decoder about what real footage does."""
-    count = int(seconds * fps)
-    height, width = size
-    texture = np.random.default_rng(0).integers(0, 60, (height, width + count), dtype=np.uint8)
-    frames = shape_frames(count, size=size)
-    for t in range(count):
-        frames[t] = np.clip(frames[t].astype(np.int16) - texture[:, t:t + width, None], 0, 255)
-    return write_mp4(path, frames, fps=fps, keyint=keyint)
+SPECS = [(10, 360, 30), (10, 360, 250), (15, 720, 30), (15, 720, 250)]  # seconds, height, keyframe interval
+LONG_SPECS = [(180, 720, 30), (180, 720, 250)]
 
 
-def median_time(function) -> float:
-    """Median wall time of `function()` over REPEATS runs."""
-    times = []
-    for _ in range(REPEATS):
+def decord_sequential(path: Path) -> None:
+    reader = decord.VideoReader(str(path), ctx=decord.cpu(0))
+    for _ in range(len(reader)):
+        reader.next().asnumpy()
+
+
+def pyav_all(path: Path) -> None:
+    with av.open(str(path)) as container:
+        stream = container.streams.video[0]
+        stream.thread_type = "AUTO"
+        for frame in container.decode(stream):
+            frame.to_ndarray(format="rgb24")
+
+
+def ffmpeg_all(path: Path) -> None:
+    subprocess.run([ffmpeg_binary(), "-v", "error", "-i", str(path), "-an", "-f", "rawvideo", "-pix_fmt", "rgb24", "-"],
+                   stdout=subprocess.DEVNULL, check=True)
+
+
+def probe_costs(path: Path, repeats: int) -> tuple[float, float]:
+    cold, warm = [], []
+    for _ in range(repeats):
+        _probe.cache_clear()
         started = time.perf_counter()
-        function()
-        times.append(time.perf_counter() - started)
-    return statistics.median(times)
-
-
-def decode_all(path: Path) -> None:
-    reader = decord.VideoReader(str(path), ctx=decord.cpu(0))
-    for start in range(0, len(reader), CHUNK):
-        reader.get_batch(list(range(start, min(start + CHUNK, len(reader))))).asnumpy()
-
-
-def decode_uniform(path: Path, k: int) -> None:
-    reader = decord.VideoReader(str(path), ctx=decord.cpu(0))
-    reader.get_batch(sample_indices(len(reader), reader.get_avg_fps(), num_frames=k)).asnumpy()
+        probe(path)
+        cold.append(time.perf_counter() - started)
+        started = time.perf_counter()
+        probe(path)
+        warm.append(time.perf_counter() - started)
+    return float(np.median(cold)), float(np.median(warm))
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--long", action="store_true", help="add 3-minute 720p clips")
+    parser.add_argument("--repeats", type=int, default=3, help="interleaved rounds per clip (median reported)")
+    args = parser.parse_args()
     decord.logging.set_level(decord.logging.QUIET)
-    specs = [  # name, seconds, fps, (height, width), keyframe interval
-        ("360p 10s 30fps gop=30", 10, 30, (360, 640), 30),
-        ("360p 10s 30fps gop=250", 10, 30, (360, 640), None),
-        ("240p 30s 25fps gop=50", 30, 25, (240, 320), 50),
-    ]
-    load_video(textured_video(Path(tempfile.mkdtemp()) / "warm.mp4", 1, 8, (64, 64), None))  # start the helper
     with tempfile.TemporaryDirectory() as tmp:
-        print(f"{'video':24s} {'frames':>6s} {'all f/s':>8s} | {'k':>2s} {'uniform f/s':>11s} {'load f/s':>9s} | "
-              f"{'speed-up':>8s} {'f/s ratio':>9s} {'guard cost':>10s}")
-        for name, seconds, fps, size, keyint in specs:
-            path = textured_video(Path(tmp) / f"{name.replace(' ', '_')}.mp4", seconds, fps, size, keyint)
-            total = len(decord.VideoReader(str(path)))
-            t_all = median_time(lambda: decode_all(path))
+        load_video(make_clip(Path(tmp), 1, 64, 30, audio=False))  # start the helper outside the timings
+        print(f"{'clip':18s} {'frames':>6s} | {'decord seq':>10s} {'PyAV all':>8s} {'ffmpeg all':>10s} | {'k':>2s} "
+              f"{'in-process':>10s} {'load_video':>10s} | {'vs best all':>11s} {'guard cost':>10s}")
+        for seconds, height, keyint in SPECS + (LONG_SPECS if args.long else []):
+            path = make_clip(Path(tmp), seconds, height, keyint)
+            frames = len(decord.VideoReader(str(path)))
+            all_times = interleaved({"decord": lambda: decord_sequential(path), "pyav": lambda: pyav_all(path),
+                                     "ffmpeg": lambda: ffmpeg_all(path)}, args.repeats)
+            t = {name: median(values) for name, values in all_times.items()}
+            best = min(t.values())
             for k in (8, 32):
-                t_uniform = median_time(lambda: decode_uniform(path, k))
-                t_load = median_time(lambda: load_video(path, num_frames=k))
-                print(f"{name:24s} {total:6d} {total / t_all:8.0f} | {k:2d} {k / t_uniform:11.0f} {k / t_load:9.0f} | "
-                      f"{t_all / t_uniform:7.1f}x {(k / t_uniform) / (total / t_all):8.2f}x {t_load / t_uniform:9.2f}x")
-            t_probe = median_time(lambda: probe(path))
-            print(f"{'':24s} one ffprobe run: {t_probe * 1000:.0f} ms")
+                sampled = interleaved({
+                    "in": lambda k=k: video_frames(str(path), {"num_frames": k, "fps": None, "max_frames": k}),
+                    "load": lambda k=k: load_video(path, num_frames=k)}, 3 * args.repeats)
+                inside, load = median(sampled["in"]), median(sampled["load"])
+                guard = median([b / a for a, b in zip(sampled["in"], sampled["load"])])  # paired: same round
+                print(f"{path.stem:18s} {frames:6d} | {t['decord']:9.2f}s {t['pyav']:7.2f}s {t['ffmpeg']:9.2f}s | "
+                      f"{k:2d} {inside:9.3f}s {load:9.3f}s | {best / load:10.1f}x {guard:9.2f}x")
+            cold, warm = probe_costs(path, args.repeats)
+            print(f"{'':18s} ffprobe: cold {cold * 1000:.0f} ms, warm (cached) {warm * 1e6:.0f} us")
 
 
 if __name__ == "__main__":
