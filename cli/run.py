@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from contextlib import nullcontext
 from pathlib import Path
 
 from hallubench.benchmarks import task_names
@@ -91,9 +92,13 @@ def handle(args: argparse.Namespace) -> int:
 
     try:
         if getattr(args, "from_outputs", None):
+            from hallubench.harness import folder_lock
             from hallubench.harness.rescore import rescore
 
-            results = rescore(args.from_outputs, getattr(args, "output_dir", None))
+            target = getattr(args, "output_dir", None) or args.from_outputs
+            # No lock (and no folder made) for a --from-outputs that is not a folder: rescore says so.
+            with folder_lock.hold(target, "re-score") if args.from_outputs.is_dir() else nullcontext():
+                results = rescore(args.from_outputs, getattr(args, "output_dir", None))
         else:
             from hallubench.harness.runner import run
 

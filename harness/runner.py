@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from hallubench.benchmarks import Task, get_task
-from hallubench.harness import store
+from hallubench.harness import folder_lock, store
 from hallubench.harness.data import default_data_dir, ensure_mini
 from hallubench.harness.environment import environment
 from hallubench.harness.generate import run_batch
@@ -109,9 +109,6 @@ def score(tasks: list[Task], records: list[dict[str, Any]], totals: dict[str, in
 def run(options: RunOptions) -> Results | None:
     """Generate, store and score; returns the Results on the main process and None elsewhere."""
     from accelerate import Accelerator
-    from accelerate.utils import gather_object
-    import torch
-    from tqdm.auto import tqdm
 
     started, t0 = utc_now(), time.perf_counter()
     tasks = resolve_tasks(options.tasks)
@@ -120,6 +117,39 @@ def run(options: RunOptions) -> Results | None:
     for task in tasks:
         check_modality(task, options.modality)
     accelerator = Accelerator()
+    lock = _lock_run_folder(accelerator, options.output_dir)
+    try:
+        return _run_locked(options, accelerator, tasks, started, t0)
+    finally:
+        lock.release()
+
+
+def _lock_run_folder(accelerator, run_dir: Path) -> folder_lock.FolderLock | folder_lock.RankLock:
+    """The main process takes the folder's lock; every process stops with its message when it is taken."""
+    from accelerate.utils import broadcast_object_list, gather_object
+
+    lock, refusal = None, None
+    if accelerator.is_main_process:
+        try:
+            lock = folder_lock.FolderLock(run_dir, "run")
+        except folder_lock.FolderBusy as err:
+            refusal = str(err)
+    refusal = broadcast_object_list([refusal])[0]
+    if refusal is not None:
+        raise folder_lock.FolderBusy(refusal)
+    if lock is None:
+        lock = folder_lock.RankLock(run_dir)
+    pids = gather_object([os.getpid()])
+    if accelerator.is_main_process and len(pids) > 1:
+        lock.set_rank_pids(pids)
+    return lock
+
+
+def _run_locked(options: RunOptions, accelerator, tasks: list[Task], started: str, t0: float) -> Results | None:
+    from accelerate.utils import gather_object
+    import torch
+    from tqdm.auto import tqdm
+
     with accelerator.main_process_first():
         data_dir = options.data_dir or ensure_mini(default_data_dir())
         model = _load_model(options, str(accelerator.device))

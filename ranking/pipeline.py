@@ -5,6 +5,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from hallubench.benchmarks import all_tasks, get_task
+from hallubench.harness import folder_lock
 from hallubench.harness.options import ConfigError
 from hallubench.judges import JudgmentCache, sentence_backend
 from hallubench.ranking.aggregate import WEIGHTINGS
@@ -55,6 +56,7 @@ def _correlations(board: Board, reference) -> dict[str, Any]:
     return out
 
 
+@folder_lock.writes_folder("rank")
 def rank(run_dirs: Mapping[str, Path] | Sequence[Path], output_dir: Path, *, tasks: Sequence[str] | None = None,
          judge: str = "embedding", judge_args: Mapping[str, Any] | None = None, cache: Path | None = None,
          weighting: str = "task", temperature: float = 0.1, refcheck: bool = False,
