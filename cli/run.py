@@ -26,6 +26,7 @@ from pathlib import Path
 from hallubench.benchmarks import task_names
 from hallubench.harness.options import (MODALITIES, ConfigError, RunOptions, parse_gen_kwargs, parse_kv,
                                         read_yaml_options)
+from hallubench.models.protocol import ModelUnusable
 
 S = argparse.SUPPRESS
 
@@ -106,8 +107,16 @@ def handle(args: argparse.Namespace) -> int:
     except ConfigError as err:
         print(f"hallubench run: error: {err}", file=sys.stderr)
         return 2
+    except ModelUnusable as err:
+        print(f"hallubench run: error: {err}", file=sys.stderr)
+        return 1
     if results is not None:
         print(table(results))
+    selected = sum(task.n_selected for task in (results.tasks if results else {}).values())
+    if selected and selected == sum(task.n_errors for task in results.tasks.values()):
+        print("hallubench run: error: every sample failed (see the summary above); results.json records it",
+              file=sys.stderr)
+        return 1
     if results is not None and getattr(args, "push_to_hub", None):
         from hallubench.cli.publish import push_after_run
 

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from hallubench.harness.options import ConfigError
+from hallubench.models.redact import redact
 
 LOCK_NAME = ".hallubench.lock"
 RANKS_NAME = ".hallubench-ranks.lock"
@@ -89,7 +90,7 @@ class FolderLock:
                   f"({describe(previous)}); what it finished is kept", file=sys.stderr)
         self.info = {"purpose": purpose, "pid": os.getpid(), "host": socket.gethostname(),
                      "started": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-                     "command": " ".join(sys.argv)[:300]}
+                     "command": redact(" ".join(sys.argv))[:300]}
         self._write()
 
     def _check_no_stray_ranks(self, previous: dict[str, Any]) -> None:

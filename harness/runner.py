@@ -10,7 +10,10 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
+import sys
 import time
+from collections import Counter
 from datetime import datetime, timezone
 from itertools import groupby
 from pathlib import Path
@@ -28,6 +31,7 @@ from hallubench.harness.plan import WorkItem, plan
 from hallubench.harness.results_schema import ModelInfo, Results, RunInfo
 from hallubench.harness.scoring import score_task
 from hallubench.harness.sharding import shard
+from hallubench.models.redact import redact_values
 
 RESULTS = "results.json"
 # Adapters that run on this machine take the process's device and batch size; remote ones (openai) do not.
@@ -39,7 +43,19 @@ def utc_now() -> str:
 
 
 def _options_dict(options: RunOptions) -> dict[str, Any]:
-    return json.loads(json.dumps(dataclasses.asdict(options), default=str))
+    """The options as stored in results.json, credentials in URLs (base_url=https://user:key@...) masked."""
+    return redact_values(json.loads(json.dumps(dataclasses.asdict(options), default=str)))
+
+
+def error_summary(records: list[dict[str, Any]]) -> str | None:
+    """'N of M samples failed' with a count per kind of error (conversation numbers left out), or None."""
+    failed = [r["error"] for r in records if r.get("error")]
+    if not failed:
+        return None
+    kinds = Counter(f"{e['type']} {e['class']}: {re.sub(r'conversation [0-9]+:? ?', '', e['message'])[:160]}"
+                    for e in failed)
+    lines = [f"{count} x {kind}" for kind, count in kinds.most_common()]
+    return f"{len(failed)} of {len(records)} samples failed:\n  " + "\n  ".join(lines)
 
 
 def _load_model(options: RunOptions, device: str):
@@ -202,5 +218,8 @@ def _run_locked(options: RunOptions, accelerator, tasks: list[Task], started: st
                           model=ModelInfo(name=options.model, args=_options_dict(options)["model_args"],
                                           fingerprint=model.fingerprint))
         write_results(results, run_dir)
+        summary = error_summary(records)
+        if summary:
+            print(f"hallubench: {summary}\nThey run again when you rerun the same command.", file=sys.stderr)
     # No barrier after this: if scoring fails on the main process, the others must not wait for it forever.
     return results

@@ -8,6 +8,7 @@ from hallubench.benchmarks import all_tasks, get_task
 from hallubench.harness import folder_lock
 from hallubench.harness.options import ConfigError
 from hallubench.judges import JudgmentCache, sentence_backend
+from hallubench.models.redact import redact_values
 from hallubench.ranking.aggregate import WEIGHTINGS
 from hallubench.ranking.collect import TaskResponses, collect
 from hallubench.ranking.correlate import correlation, load_reference
@@ -138,7 +139,7 @@ def crosscheck(models: Sequence[ModelSpec], tasks: Sequence[str], output_dir: Pa
     folders = generate_evidence(list(models), list(tasks), Path(output_dir), **options)
     if folders is None:
         return None
-    config = {"models": [{"name": m.name, "model": m.model, "model_args": m.model_args} for m in models],
+    config = {"models": [{"name": m.name, "model": m.model, "model_args": redact_values(m.model_args)} for m in models],
               "tasks": list(tasks), "num_samples": num_samples, "limit": limit,
               "run_options": {k: str(v) if isinstance(v, Path) else v for k, v in options.items()}}
     return rank(folders, Path(output_dir) / RANKING, tasks=tasks, judge=judge, config=config, **rank_options)

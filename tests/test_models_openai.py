@@ -23,6 +23,7 @@ from hallubench.models import (
     VideoPart,
     get_model,
 )
+from hallubench.models.protocol import ModelUnusable
 
 SECRET = "sk-test-SECRET-0123456789"
 
@@ -221,7 +222,7 @@ def test_api_key_never_leaks(caplog, capsys):
     # A server that echoes the credential back in its error body.
     echo.reply = lambda body: (401, {"error": f"invalid key {SECRET}"})
     caplog.set_level(logging.DEBUG)
-    with pytest.raises(GenerationError) as info:
+    with pytest.raises(ModelUnusable) as info:  # 401: no request can succeed, the run stops
         model.generate([_ask()], GenerationSettings())
     logging.getLogger("test").error("failed", exc_info=info.value)
     assert "***" in str(info.value)

@@ -40,7 +40,8 @@ class Handler(BaseHTTPRequestHandler):
             server.requests.append({"auth": self.headers.get("Authorization"), "body": body})
         mode = server.mode
         if mode in ("401", "403", "500"):
-            text = f"error for {self.headers.get('Authorization')}: " + "x" * 600
+            # The credential straddles the 500th character, where error messages are cut.
+            text = "x" * 470 + f" credential {self.headers.get('Authorization')} " + "x" * 100
             self._send(int(mode), text.encode())
         elif mode == "hang":
             server.stop.wait(120)
@@ -76,7 +77,9 @@ def server():
     httpd.lock, httpd.stop = threading.Lock(), threading.Event()
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
-    httpd.url = f"http://{URL_USER}:{URL_PASSWORD}@127.0.0.1:{httpd.server_port}/v1"
+    httpd.url = f"http://127.0.0.1:{httpd.server_port}/v1"
+    # httpx sends these as Basic auth in place of the bearer key.
+    httpd.url_with_credentials = f"http://{URL_USER}:{URL_PASSWORD}@127.0.0.1:{httpd.server_port}/v1"
     yield httpd
     httpd.stop.set()
     httpd.shutdown()
@@ -88,10 +91,10 @@ def data_dir(tmp_path_factory):
     return ensure_mini(tmp_path_factory.mktemp("cache"))
 
 
-def openai_run_argv(server, data_dir, out, *extra, model_args=""):
+def openai_run_argv(server, data_dir, out, *extra, model_args="", tasks="cmm", url=None):
     return ["run", "--model", "openai", "--model-args",
-            f"pretrained=tiny,base_url={server.url},api_key_env=HB_RELIABILITY_KEY{model_args}",
-            "--tasks", "cmm", "--limit", "2", "--num-frames", "2", "--data-dir", str(data_dir),
+            f"pretrained=tiny,base_url={url or server.url},api_key_env=HB_RELIABILITY_KEY{model_args}",
+            "--tasks", tasks, "--limit", "2", "--num-frames", "2", "--data-dir", str(data_dir),
             "--output-dir", str(out), *extra]
 
 

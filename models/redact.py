@@ -1,0 +1,33 @@
+"""Hide credentials in text before it is stored, printed or uploaded.
+
+`redact` replaces the given secrets, the user:password part of any URL, and bearer tokens by `***`.
+Mask before you truncate: a cut can leave most of a secret that no longer matches in full.
+"""
+from __future__ import annotations
+
+import re
+from typing import Any, Iterable
+
+MASK = "***"
+_URL_CREDENTIALS = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s@]+@")
+_BEARER = re.compile(r"(?i)\b(bearer\s+)[^\s\"',;]+")
+
+
+def redact(text: str, secrets: Iterable[str] = ()) -> str:
+    for secret in secrets:
+        if secret:
+            text = text.replace(secret, MASK)
+    text = _URL_CREDENTIALS.sub(rf"\1{MASK}@", text)
+    return _BEARER.sub(rf"\1{MASK}", text)
+
+
+def redact_values(value: Any, secrets: Iterable[str] = ()) -> Any:
+    """`value` (str, list, tuple or dict, nested) with every string redacted."""
+    secrets = tuple(secrets)
+    if isinstance(value, str):
+        return redact(value, secrets)
+    if isinstance(value, dict):
+        return {key: redact_values(item, secrets) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(redact_values(item, secrets) for item in value)
+    return value
