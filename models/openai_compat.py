@@ -127,8 +127,11 @@ class OpenAIChatModel:
         if api_key_env and not api_key:
             raise ValueError(f"environment variable {api_key_env} is empty or unset; export the API key there "
                              "(or pass api_key_env=None for a server without authentication)")
+        url = httpx.URL(base_url)
+        # user:password in the URL travel as Basic auth, kept out of the URL httpx logs and errors quote.
+        self._auth = httpx.BasicAuth(url.username, url.password) if url.userinfo else None
         self.model = model
-        self.base_url = base_url.rstrip("/")
+        self.base_url = str(url.copy_with(userinfo=b"")).rstrip("/")
         self.timeout = timeout
         self.max_retries = max_retries
         self.backoff = backoff
@@ -142,14 +145,13 @@ class OpenAIChatModel:
         self._budget_lock = threading.Lock()
         # The key lives only in these headers (httpx masks them in repr), never on this object.
         self._headers = httpx.Headers({"Authorization": f"Bearer {api_key}"} if api_key else {})
-        public_url = redact(self.base_url)  # user:password in the URL are credentials too
-        self.name = f"openai:{model}@{public_url}"
+        self.name = f"openai:{model}@{self.base_url}"
         self.accepts = frozenset({"image", "video", "audio"})  # the server decides; its errors are recorded
-        identity = {"model": model, "base_url": public_url, "video_mode": video_mode, "extra_body": self.extra_body}
+        identity = {"model": model, "base_url": self.base_url, "video_mode": video_mode, "extra_body": self.extra_body}
         self.fingerprint = hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:16]
 
     def __repr__(self) -> str:
-        return f"OpenAIChatModel(model={self.model!r}, base_url={redact(self.base_url)!r})"
+        return f"OpenAIChatModel(model={self.model!r}, base_url={self.base_url!r})"
 
     def close(self) -> None:
         """Nothing to release: every attempt opens and closes its own connection."""
@@ -203,8 +205,8 @@ class OpenAIChatModel:
         return texts[:settings.n]
 
     async def _attempt(self, body: dict[str, Any]) -> httpx.Response:
-        async with httpx.AsyncClient(base_url=self.base_url, headers=self._headers, timeout=self.timeout,
-                                     transport=self._transport) as client:
+        async with httpx.AsyncClient(base_url=self.base_url, headers=self._headers, auth=self._auth,
+                                     timeout=self.timeout, transport=self._transport) as client:
             return await client.post("/chat/completions", json=body)  # reads the whole body
 
     def _send(self, body: dict[str, Any]) -> httpx.Response:

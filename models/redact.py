@@ -1,6 +1,6 @@
 """Hide credentials in text before it is stored, printed or uploaded.
 
-`redact` replaces the given secrets, the user:password part of any URL, and bearer tokens by `***`.
+`redact` replaces the given secrets, the user:password part of any URL, and Bearer / Basic credentials by `***`.
 Mask before you truncate: a cut can leave most of a secret that no longer matches in full.
 """
 from __future__ import annotations
@@ -10,7 +10,7 @@ from typing import Any, Iterable
 
 MASK = "***"
 _URL_CREDENTIALS = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s@]+@")
-_BEARER = re.compile(r"(?i)\b(bearer\s+)[^\s\"',;]+")
+_AUTHORIZATION = re.compile(r"(?i)\b((?:bearer|basic)\s+)[^\s\"',;]+")
 
 
 def redact(text: str, secrets: Iterable[str] = ()) -> str:
@@ -18,7 +18,7 @@ def redact(text: str, secrets: Iterable[str] = ()) -> str:
         if secret:
             text = text.replace(secret, MASK)
     text = _URL_CREDENTIALS.sub(rf"\1{MASK}@", text)
-    return _BEARER.sub(rf"\1{MASK}", text)
+    return _AUTHORIZATION.sub(rf"\1{MASK}", text)
 
 
 def redact_values(value: Any, secrets: Iterable[str] = ()) -> Any:
