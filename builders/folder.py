@@ -18,6 +18,7 @@ import datasets
 from datasets.exceptions import DatasetGenerationError
 
 from hallubench.builders.base import PLAIN_ID, BuildError, ReleaseBuilder
+from hallubench.builders.safe_files import check_output_location, is_output_error, output_error
 
 CARDS = Path(__file__).parent / "cards"
 SPLIT = "test"
@@ -41,8 +42,12 @@ def build_release(builder_cls: type[ReleaseBuilder], source: str | Path, out: st
         raise BuildError(f"source {source} does not exist: point --source at the official {builder_cls.NAME} release.")
     if out.exists() and not (out.is_dir() and not any(out.iterdir())) and not overwrite:
         raise BuildError(f"output {out} already exists and is not empty: choose another --out or pass --overwrite.")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.building-", dir=out.parent))
+    check_output_location(source, out)
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.building-", dir=out.parent))
+    except OSError as err:
+        raise output_error(err, out.parent) from err
     try:
         summary = BuildSummary(path=out)
         configs: dict[str, datasets.Dataset] = {}
@@ -52,7 +57,7 @@ def build_release(builder_cls: type[ReleaseBuilder], source: str | Path, out: st
             try:
                 builder.download_and_prepare(download_mode="force_redownload")
             except DatasetGenerationError as err:
-                if isinstance(err.__cause__, BuildError):
+                if isinstance(err.__cause__, (BuildError, OSError)):
                     raise err.__cause__ from None
                 raise
             configs.update(builder.output_configs(builder.as_dataset(split=SPLIT)))
@@ -68,8 +73,10 @@ def build_release(builder_cls: type[ReleaseBuilder], source: str | Path, out: st
         shutil.rmtree(tmp / ".cache")
         write_extras(tmp, builder_cls, source, summary)
         replace_folder(tmp, out)
-    except BaseException:
+    except BaseException as err:
         shutil.rmtree(tmp, ignore_errors=True)
+        if isinstance(err, OSError) and is_output_error(err, tmp, out):  # disk full, read-only: a named error
+            raise output_error(err, out) from err
         raise
     return summary
 
