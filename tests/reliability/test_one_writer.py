@@ -110,3 +110,39 @@ def test_ranking_folder_has_one_writer(tmp_path):
     third = hallubench("rank", *runs, "--output-dir", folder)
     _, err = third.communicate(timeout=120)
     assert "being written by" not in err and "taking over the lock" in err
+
+
+def test_all_processes_of_one_launch_share_the_folder_and_a_second_run_is_refused(server, data_dir, tmp_path):
+    server.delay = 15.0
+    out = tmp_path / "run"
+    launch_env = {**env(), "OMP_NUM_THREADS": "1", "ACCELERATE_USE_CPU": "true"}
+    launch = subprocess.Popen([sys.executable, "-m", "accelerate.commands.launch", "--multi_gpu", "--num_processes",
+                               "2", "--num_machines", "1", "--mixed_precision", "no", "--dynamo_backend", "no",
+                               "-m", "hallubench", *openai_run_argv(server, data_dir, out, "--limit", "4")],
+                              env=launch_env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                              start_new_session=True)
+    try:
+        path = out / folder_lock.LOCK_NAME
+        deadline = time.monotonic() + 240
+        while time.monotonic() < deadline and len(_record(path).get("rank_pids", [])) < 2:
+            time.sleep(0.5)
+        holder = _record(path)
+        assert len(holder.get("rank_pids", [])) == 2, "the main process records both ranks"
+        second = hallubench(*openai_run_argv(server, data_dir, out))
+        _, err = second.communicate(timeout=120)
+        assert second.returncode == 2 and f"pid {holder['pid']}" in err
+        assert f"launch ranks' pids {holder['rank_pids'][0]}, {holder['rank_pids'][1]}" in err
+        _, err = launch.communicate(timeout=300)
+        assert launch.returncode == 0, err[-3000:]
+    finally:
+        if launch.poll() is None:
+            os.killpg(launch.pid, signal.SIGKILL)
+    records, _ = store.read_jsonl(out / store.MERGED)
+    assert len(records) == 4 and all(r["error"] is None for r in records)
+
+
+def _record(path):
+    try:
+        return json.loads(path.read_text() or "{}")
+    except (OSError, ValueError):
+        return {}
