@@ -70,10 +70,15 @@ class FolderLock:
 
     def __init__(self, folder: Path, purpose: str):
         self.folder = Path(folder)
-        self.folder.mkdir(parents=True, exist_ok=True)
         self.path = self.folder / LOCK_NAME
-        self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-        if not _try_flock(self._fd, fcntl.LOCK_EX):
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            taken = _try_flock(self._fd, fcntl.LOCK_EX)
+        except OSError as err:  # read-only or full disk, no permission, a file system without locks
+            raise ConfigError(f"cannot create or lock {self.path}: {err.strerror or err}; choose a writable "
+                              "local folder") from err
+        if not taken:
             holder = _read(self._fd)
             os.close(self._fd)
             raise FolderBusy(f"{self.folder} is being written by another {describe(holder)}. Two writers on one "

@@ -8,6 +8,8 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 from hallubench.harness import folder_lock, store
 
 from conftest import ROOT, env, hallubench, openai_run_argv
@@ -146,3 +148,12 @@ def _record(path):
         return json.loads(path.read_text() or "{}")
     except (OSError, ValueError):
         return {}
+
+
+def test_an_unwritable_output_folder_is_a_named_error(tmp_path):
+    from hallubench.harness.folder_lock import FolderLock
+    from hallubench.harness.options import ConfigError
+
+    (tmp_path / "file").write_text("")
+    with pytest.raises(ConfigError, match="cannot create or lock .*choose a writable local folder"):
+        FolderLock(tmp_path / "file" / "run", "run")

@@ -78,3 +78,19 @@ def test_rank_and_publish_store_no_secret(server, data_dir, tmp_path, capfd, cap
     uploaded = b"".join(content for commit in double.commits for content in commit["files"].values())
     captured = capfd.readouterr()
     assert_no_secret(tmp_path, captured.out, captured.err, caplog.text, uploaded.decode("utf-8", "replace"))
+
+
+@pytest.mark.parametrize("text,kept", [
+    ("--model-args pretrained=x,token=hf_abc123,max_new_tokens=64", "max_new_tokens=64"),
+    ('{"hf_token": "hf_abc123", "api_key_env": "OPENAI_API_KEY"}', '"api_key_env": "OPENAI_API_KEY"'),
+    ("https://host/v1/chat?api-key=hf_abc123&x=1", "&x=1"),
+    ("https://user:hf_abc123@host/v1", "https://***@host/v1"),
+    ("Authorization: Bearer hf_abc123", "Bearer ***"),
+])
+def test_redact_hides_secret_fields_and_keeps_the_rest(text, kept):
+    from hallubench.models.redact import redact, redact_values
+
+    assert "hf_abc123" not in redact(text) and kept in redact(text)
+    assert redact_values({"token": "hf_abc123", "max_new_tokens": 64, "nested": [text]}) == \
+        {"token": "***", "max_new_tokens": 64, "nested": [redact(text)]}
+
