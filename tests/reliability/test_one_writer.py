@@ -157,3 +157,24 @@ def test_an_unwritable_output_folder_is_a_named_error(tmp_path):
     (tmp_path / "file").write_text("")
     with pytest.raises(ConfigError, match="cannot create or lock .*choose a writable local folder"):
         FolderLock(tmp_path / "file" / "run", "run")
+
+
+def test_a_full_disk_while_appending_is_a_named_error_and_keeps_what_was_written(tmp_path):
+    import resource
+
+    from hallubench.harness.options import ConfigError
+
+    writer = store.SampleWriter(store.rank_file(tmp_path, 0))
+    writer.append({"key": "k0", "task": "t", "id": "0", "error": None})
+    size = (tmp_path / "samples_rank0.jsonl").stat().st_size
+    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    previous = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (size + 10, hard))  # room for a few bytes, as on a full disk
+    try:
+        with pytest.raises(ConfigError, match="cannot append to .*samples_rank0.jsonl.*samples already written"):
+            writer.append({"key": "k1", "task": "t", "id": "1", "error": None, "outputs": ["x" * 100]})
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+        signal.signal(signal.SIGXFSZ, previous)
+    contents = store.read_store(tmp_path)
+    assert list(contents.records) == ["k0"] and contents.torn  # the cut record is torn, the first one kept
