@@ -17,8 +17,9 @@ from typing import Any
 import datasets
 from datasets.exceptions import DatasetGenerationError
 
-from hallubench.builders.base import PLAIN_ID, BuildError, ReleaseBuilder
-from hallubench.builders.safe_files import check_output_location, is_output_error, output_error
+from hallubench.builders.base import PLAIN_ID, BuildError, ReleaseBuilder, RowError
+from hallubench.builders.safe_files import (check_output_location, is_output_error, output_error, regular_file_inside,
+                                            release_root)
 
 CARDS = Path(__file__).parent / "cards"
 SPLIT = "test"
@@ -89,7 +90,10 @@ def write_extras(folder: Path, builder_cls: type[ReleaseBuilder], source: Path, 
                 f.write(json.dumps(row, ensure_ascii=False) + "\n")
     license_file = (source if source.is_dir() else source.parent) / "LICENSE"
     if license_file.is_file():
-        shutil.copyfile(license_file, folder / "LICENSE")
+        try:  # a LICENSE linked out of the release (to /etc/passwd) must not end up in the dataset
+            shutil.copyfile(regular_file_inside(license_file, release_root(source)), folder / "LICENSE")
+        except RowError as err:
+            raise BuildError(str(err).replace("media file", "file", 1)) from None
     (folder / "README.md").write_text(render_card(builder_cls, summary), encoding="utf-8")
 
 

@@ -51,6 +51,13 @@ def test_untrusted_media_file_is_refused_without_opening_it(tmp_path, capsys, ki
     assert {"link-out": "outside the release", "fifo": "FIFO", "directory": "is a directory"}[kind] in err
 
 
+def test_license_linked_out_of_the_release_is_refused(tmp_path, capsys):
+    release = make_release("cmm", tmp_path / "release")
+    (release / "LICENSE").symlink_to("/etc/passwd")
+    err = _build_fails(release, tmp_path / "out", capsys)
+    assert f"file {release / 'LICENSE'} is a link to /etc/passwd, outside the release" in err
+
+
 def test_link_inside_the_release_is_followed(tmp_path, capsys):
     release = make_release("cmm", tmp_path / "release")
     _, media = _first_media(release)
