@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 from pathlib import Path, PurePosixPath
 from typing import Any, Iterable, Iterator
 
@@ -86,6 +85,8 @@ class ReleaseBuilder(datasets.GeneratorBasedBuilder):
             except RowError as err:
                 self.reject(path, index, self.row_id(index, raw), str(err))
                 continue
+            except BuildError as err:  # the output cannot be written: no row can be kept, say where it stopped
+                raise BuildError(f"{path}: row {index} (id {self.row_id(index, raw)!r}): {err}") from err
             first = kept.get(row["id"])
             if first is not None:
                 if first[1] != row:
@@ -111,21 +112,28 @@ class ReleaseBuilder(datasets.GeneratorBasedBuilder):
         `src` is a Path or any object with exists() and open() (a zip member). Hard-links when it can (same
         file system), else copies. A file already placed (two rows of one clip) is kept.
         """
+        from hallubench.builders import safe_files
+
         check_relative(rel)
-        if not src.exists():
+        # os.PathLike, not Path: datasets swaps the `Path` of builder modules for its own streaming class.
+        if isinstance(src, os.PathLike):  # stat first: a link out of the release, a FIFO or a device is never opened
+            src = safe_files.regular_file_inside(src, safe_files.release_root(self.source))
+        elif not src.exists():
             raise RowError(f"media file {src} is missing")
         dest = self.media_root / rel
         if dest.exists():
             return rel
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        if isinstance(src, Path):
+        try:
+            dest.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            raise safe_files.output_error(err, dest.parent) from err
+        if isinstance(src, os.PathLike):
             try:
                 os.link(src, dest)
                 return rel
             except OSError:
                 pass
-        with src.open("rb") as fin, open(dest, "wb") as fout:
-            shutil.copyfileobj(fin, fout)
+        safe_files.copy_media(src, dest)
         return rel
 
 

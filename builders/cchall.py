@@ -7,17 +7,17 @@ losslessly from the decoded image) to images/<id>.png and embedded in the parque
 """
 from __future__ import annotations
 
-import io
 from pathlib import Path
 from typing import Any, Iterator
 
 import datasets
 import pyarrow as pa
 import pyarrow.parquet as pq
-from PIL import Image, UnidentifiedImageError
+from PIL import UnidentifiedImageError
 
 from hallubench.builders.base import (BuildError, ReleaseBuilder, RowError, check_relative, column_values, image_cell,
                                       strings, subsets)
+from hallubench.builders.safe_files import decode_image
 
 TEXT_FIELDS = ("dataset_source", "image_id", "question", "response1", "response2", "choice", "label",
                "language", "language_category")
@@ -68,7 +68,7 @@ class CCHall(ReleaseBuilder):
         dest = self.media_root / rel
         dest.parent.mkdir(parents=True, exist_ok=True)
         try:
-            with Image.open(io.BytesIO(data)) as img:
+            with decode_image(data) as img:  # bounded: a decompression bomb is a RowError
                 if img.format == "PNG":
                     dest.write_bytes(data)
                 else:

@@ -29,10 +29,12 @@ from datasets.exceptions import DatasetGenerationError
 from datasets.info import DatasetInfosDict
 from huggingface_hub import DatasetCardData
 
-from hallubench.builders.base import PLAIN_ID, BuildError, ReleaseBuilder
+from hallubench.builders.base import PLAIN_ID, BuildError, ReleaseBuilder, RowError
 from hallubench.builders.eval_yaml import FILE as EVAL_FILE
 from hallubench.builders.eval_yaml import eval_yaml
 from hallubench.builders.hub import Snapshot
+from hallubench.builders.safe_files import (check_output_location, is_output_error, output_error, regular_file_inside,
+                                            release_root)
 
 CARDS = Path(__file__).parent / "cards"
 SPLIT = "test"
@@ -64,8 +66,12 @@ def build_release(builder_cls: type[ReleaseBuilder], source: str | Path, out: st
         raise BuildError(f"source {source} does not exist: point --source at the official {builder_cls.NAME} release.")
     if out.exists() and not (out.is_dir() and not any(out.iterdir())) and not overwrite:
         raise BuildError(f"output {out} already exists and is not empty: choose another --out or pass --overwrite.")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.building-", dir=out.parent))
+    check_output_location(source, out)
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.building-", dir=out.parent))
+    except OSError as err:
+        raise output_error(err, out.parent) from err
     try:
         summary = BuildSummary(path=out, mini=mini, origin=origin)
         configs: dict[str, datasets.Dataset] = {}
@@ -75,7 +81,7 @@ def build_release(builder_cls: type[ReleaseBuilder], source: str | Path, out: st
             try:
                 builder.download_and_prepare(download_mode="force_redownload")
             except DatasetGenerationError as err:
-                if isinstance(err.__cause__, BuildError):
+                if isinstance(err.__cause__, (BuildError, OSError)):
                     raise err.__cause__ from None
                 raise
             configs.update(builder.output_configs(builder.as_dataset(split=SPLIT)))
@@ -92,8 +98,10 @@ def build_release(builder_cls: type[ReleaseBuilder], source: str | Path, out: st
         shutil.rmtree(tmp / ".cache")
         write_extras(tmp, builder_cls, source, summary)
         replace_folder(tmp, out)
-    except BaseException:
+    except BaseException as err:
         shutil.rmtree(tmp, ignore_errors=True)
+        if isinstance(err, OSError) and is_output_error(err, tmp, out):  # disk full, read-only: a named error
+            raise output_error(err, out) from err
         raise
     return summary
 
@@ -135,10 +143,14 @@ def write_extras(folder: Path, builder_cls: type[ReleaseBuilder], source: Path, 
                 f.write(json.dumps(row, ensure_ascii=False) + "\n")
     license_file = (source if source.is_dir() else source.parent) / "LICENSE"
     if license_file.is_file():
-        shutil.copyfile(license_file, folder / "LICENSE")
+        try:  # a LICENSE linked out of the release (to /etc/passwd) must not end up in the dataset
+            shutil.copyfile(regular_file_inside(license_file, release_root(source)), folder / "LICENSE")
+        except RowError as err:
+            raise BuildError(str(err).replace("media file", "file", 1)) from None
     card = render_card(builder_cls, summary)
     (folder / "README.md").write_text(card, encoding="utf-8")
-    name = yaml.safe_load(card.split("---\n")[1]).get("pretty_name", builder_cls.NAME)
+    name = yaml.safe_load(card.split("---
+")[1]).get("pretty_name", builder_cls.NAME)
     text = eval_yaml(builder_cls.NAME, name)
     if text is not None:
         (folder / EVAL_FILE).write_text(text, encoding="utf-8")

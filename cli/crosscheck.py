@@ -31,6 +31,8 @@ from typing import Any
 from hallubench.cli.rank import RANK_OPTIONS, add_rank_arguments, finish, rank_options
 from hallubench.cli.run import add_generation_arguments
 from hallubench.harness.options import ConfigError, parse_gen_kwargs, parse_kv, read_yaml_options
+from hallubench.judges.cached import JudgeError
+from hallubench.models.protocol import ModelUnusable
 
 S = argparse.SUPPRESS
 RUN_OPTIONS = ("seed", "batch_size", "gen_kwargs", "modality", "num_frames", "fps", "max_frames", "device", "dtype")
@@ -105,6 +107,9 @@ def handle(args: argparse.Namespace) -> int:
     except ConfigError as err:
         print(f"hallubench crosscheck: error: {err}", file=sys.stderr)
         return 2
+    except (JudgeError, ModelUnusable) as err:
+        print(f"hallubench crosscheck: error: {err}", file=sys.stderr)
+        return 1
     if ranking is None:  # a non-main process of `accelerate launch`: it only generated
         return 0
     return finish(ranking, push_to_hub, "crosscheck")

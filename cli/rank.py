@@ -25,12 +25,14 @@ from pathlib import Path
 from typing import Any
 
 from hallubench.harness.options import ConfigError, parse_kv
+from hallubench.judges.cached import JudgeError
+from hallubench.models.protocol import ModelUnusable
 from hallubench.ranking.judging import JUDGES
 from hallubench.ranking.aggregate import WEIGHTINGS
 
 S = argparse.SUPPRESS
 RANK_OPTIONS = ("judge", "judge_args", "cache", "weighting", "temperature", "refcheck", "reference",
-                "reference_higher_is_better")
+                "reference_higher_is_better", "strict_judging")
 
 
 def add_rank_arguments(p: argparse.ArgumentParser) -> None:
@@ -48,6 +50,9 @@ def add_rank_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--reference-higher-is-better", "--reference_higher_is_better",
                    dest="reference_higher_is_better", action="store_true",
                    help="the reference's higher scores mean less hallucination")
+    p.add_argument("--strict-judging", "--strict_judging", dest="strict_judging", action="store_true",
+                   help="stop at the first judgment that fails even alone (default: record it as a judge error, "
+                        "scored 0.5 and reported, and go on); judgments received are cached either way")
     p.add_argument("--push-to-hub", "--push_to_hub", dest="push_to_hub", metavar="REPO_ID",
                    help="then upload the ranking folder to this Hub dataset repo (token: HF_TOKEN or login)")
 
@@ -112,4 +117,7 @@ def handle(args: argparse.Namespace) -> int:
     except ConfigError as err:
         print(f"hallubench rank: error: {err}", file=sys.stderr)
         return 2
+    except (JudgeError, ModelUnusable) as err:
+        print(f"hallubench rank: error: {err}", file=sys.stderr)
+        return 1
     return finish(ranking, values.get("push_to_hub"), "rank")

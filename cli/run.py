@@ -24,11 +24,13 @@ from __future__ import annotations
 
 import argparse
 import sys
+from contextlib import nullcontext
 from pathlib import Path
 
 from hallubench.benchmarks import task_names
 from hallubench.harness.options import (DTYPES, MODALITIES, ConfigError, RunOptions, parse_gen_kwargs, parse_kv,
                                         read_yaml_options)
+from hallubench.models.protocol import ModelUnusable
 
 S = argparse.SUPPRESS
 
@@ -101,9 +103,13 @@ def handle(args: argparse.Namespace) -> int:
 
     try:
         if getattr(args, "from_outputs", None):
+            from hallubench.harness import folder_lock
             from hallubench.harness.rescore import rescore
 
-            results = rescore(args.from_outputs, getattr(args, "output_dir", None))
+            target = getattr(args, "output_dir", None) or args.from_outputs
+            # No lock (and no folder made) for a --from-outputs that is not a folder: rescore says so.
+            with folder_lock.hold(target, "re-score") if args.from_outputs.is_dir() else nullcontext():
+                results = rescore(args.from_outputs, getattr(args, "output_dir", None))
         else:
             from hallubench.harness.runner import run
 
@@ -111,8 +117,16 @@ def handle(args: argparse.Namespace) -> int:
     except ConfigError as err:
         print(f"hallubench run: error: {err}", file=sys.stderr)
         return 2
+    except ModelUnusable as err:
+        print(f"hallubench run: error: {err}", file=sys.stderr)
+        return 1
     if results is not None:
         print(table(results))
+    selected = sum(task.n_selected for task in (results.tasks if results else {}).values())
+    if selected and selected == sum(task.n_errors for task in results.tasks.values()):
+        print("hallubench run: error: every sample failed (see the summary above); results.json records it",
+              file=sys.stderr)
+        return 1
     if results is not None and getattr(args, "push_to_hub", None):
         from hallubench.cli.publish import push_after_run
 

@@ -18,10 +18,12 @@ from hallubench.harness.parsers import get_parser
 from hallubench.harness.plan import WorkItem
 from hallubench.loaders import MediaError
 from hallubench.models.protocol import ChatModel, GenerationError, GenerationSettings
+from hallubench.models.redact import redact
 
 
 def _error(kind: str, err: Exception) -> dict[str, str]:
-    return {"type": kind, "class": type(err).__name__, "message": str(err)}
+    # Adapters mask their own key; URL credentials and bearer tokens are masked here too, whoever wrote them.
+    return {"type": kind, "class": type(err).__name__, "message": redact(str(err))}
 
 
 def _outputs(model: ChatModel, conversations: list, settings: GenerationSettings,

@@ -10,14 +10,17 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
+import sys
 import time
+from collections import Counter
 from datetime import datetime, timezone
 from itertools import groupby
 from pathlib import Path
 from typing import Any
 
 from hallubench.benchmarks import Task, get_task
-from hallubench.harness import store
+from hallubench.harness import folder_lock, store
 from hallubench.harness.data import mini_tasks, require_data_dir, resolve_data_dir
 from hallubench.harness.environment import environment
 from hallubench.harness.generate import run_batch
@@ -28,6 +31,7 @@ from hallubench.harness.plan import WorkItem, plan
 from hallubench.harness.results_schema import ModelInfo, Results, RunInfo
 from hallubench.harness.scoring import score_task
 from hallubench.harness.sharding import shard
+from hallubench.models.redact import redact_values
 
 RESULTS = "results.json"
 # Adapters that run on this machine take the process's device and batch size; remote ones (openai) do not.
@@ -39,7 +43,19 @@ def utc_now() -> str:
 
 
 def _options_dict(options: RunOptions) -> dict[str, Any]:
-    return json.loads(json.dumps(dataclasses.asdict(options), default=str))
+    """The options as stored in results.json, credentials in URLs (base_url=https://user:key@...) masked."""
+    return redact_values(json.loads(json.dumps(dataclasses.asdict(options), default=str)))
+
+
+def error_summary(records: list[dict[str, Any]]) -> str | None:
+    """'N of M samples failed' with a count per kind of error (conversation numbers left out), or None."""
+    failed = [r["error"] for r in records if r.get("error")]
+    if not failed:
+        return None
+    kinds = Counter(f"{e['type']} {e['class']}: {re.sub(r'conversation [0-9]+:? ?', '', e['message'])[:160]}"
+                    for e in failed)
+    lines = [f"{count} x {kind}" for kind, count in kinds.most_common()]
+    return f"{len(failed)} of {len(records)} samples failed:\n  " + "\n  ".join(lines)
 
 
 def _load_model(options: RunOptions, device: str):
@@ -112,9 +128,6 @@ def score(tasks: list[Task], records: list[dict[str, Any]], totals: dict[str, in
 def run(options: RunOptions) -> Results | None:
     """Generate, store and score; returns the Results on the main process and None elsewhere."""
     from accelerate import Accelerator
-    from accelerate.utils import gather_object
-    import torch
-    from tqdm.auto import tqdm
 
     started, t0 = utc_now(), time.perf_counter()
     tasks = resolve_tasks(options.tasks)
@@ -124,6 +137,39 @@ def run(options: RunOptions) -> Results | None:
         check_modality(task, options.modality)
     require_data_dir(options.data_dir)  # before any process waits on another
     accelerator = Accelerator()
+    lock = _lock_run_folder(accelerator, options.output_dir)
+    try:
+        return _run_locked(options, accelerator, tasks, started, t0)
+    finally:
+        lock.release()
+
+
+def _lock_run_folder(accelerator, run_dir: Path) -> folder_lock.FolderLock | folder_lock.RankLock:
+    """The main process takes the folder's lock; every process stops with its message when it is taken."""
+    from accelerate.utils import broadcast_object_list, gather_object
+
+    lock, refusal = None, None
+    if accelerator.is_main_process:
+        try:
+            lock = folder_lock.FolderLock(run_dir, "run")
+        except folder_lock.FolderBusy as err:
+            refusal = str(err)
+    refusal = broadcast_object_list([refusal])[0]
+    if refusal is not None:
+        raise folder_lock.FolderBusy(refusal)
+    if lock is None:
+        lock = folder_lock.RankLock(run_dir)
+    pids = gather_object([os.getpid()])
+    if accelerator.is_main_process and len(pids) > 1:
+        lock.set_rank_pids(pids)
+    return lock
+
+
+def _run_locked(options: RunOptions, accelerator, tasks: list[Task], started: str, t0: float) -> Results | None:
+    from accelerate.utils import gather_object
+    import torch
+    from tqdm.auto import tqdm
+
     with accelerator.main_process_first():
         data_dir = resolve_data_dir(options.data_dir)
         model = _load_model(options, str(accelerator.device))
@@ -177,5 +223,8 @@ def run(options: RunOptions) -> Results | None:
                           model=ModelInfo(name=options.model, args=_options_dict(options)["model_args"],
                                           fingerprint=model.fingerprint))
         write_results(results, run_dir)
+        summary = error_summary(records)
+        if summary:
+            print(f"hallubench: {summary}\nThey run again when you rerun the same command.", file=sys.stderr)
     # No barrier after this: if scoring fails on the main process, the others must not wait for it forever.
     return results

@@ -117,9 +117,13 @@ class SampleWriter:
                 handle.write(b"\n")
 
     def append(self, record: dict[str, Any]) -> None:
-        self._file.write(json.dumps(record, ensure_ascii=False).encode() + b"\n")
-        self._file.flush()
-        os.fsync(self._file.fileno())
+        try:
+            self._file.write(json.dumps(record, ensure_ascii=False).encode() + b"\n")
+            self._file.flush()
+            os.fsync(self._file.fileno())
+        except OSError as err:  # full or read-only disk: what is already on disk stays, a rerun resumes from it
+            raise ConfigError(f"cannot append to {self.path}: {err.strerror or err}; free space (or make the folder "
+                              "writable) and rerun the same command: the samples already written are kept") from err
 
     def close(self) -> None:
         self._file.close()

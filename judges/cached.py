@@ -1,10 +1,26 @@
-"""`CachedJudge`: any judge behind the on-disk judgment cache, so each unique pair is judged once."""
+"""`CachedJudge`: any judge behind the on-disk judgment cache, so each unique pair is judged once.
+
+A judge that fails on a batch (an LLM server error on one conversation) loses nothing: the batch's pairs
+are judged again one by one, each cached as it arrives, and a pair that still fails is a *judge error*:
+listed in `errors` (sentence, evidence, message), counted in `counters["errors"]`, scored 0.5 and marked
+undecided for this ranking but never cached, so the next run asks again. `strict=True` raises instead,
+after caching what was judged.
+"""
 from __future__ import annotations
 
 from tqdm.auto import tqdm
 
 from hallubench.judges.base import BaseJudge, Judge, Judgment, Pair
 from hallubench.judges.cache import JudgmentCache, judgment_key
+from hallubench.models.protocol import ModelUnusable
+from hallubench.models.redact import redact
+
+# What a judge raises for one bad pair or batch; anything else (bad credentials, a bug) stops the ranking.
+JUDGE_FAILURES = (RuntimeError, ValueError, OSError)
+
+
+class JudgeError(RuntimeError):
+    """A pair failed even when judged alone (raised only with strict=True)."""
 
 
 class CachedJudge(BaseJudge):
@@ -21,7 +37,7 @@ class CachedJudge(BaseJudge):
     """
 
     def __init__(self, judge: Judge, cache: JudgmentCache | None = None, batch_size: int = 64,
-                 progress: bool = True) -> None:
+                 progress: bool = True, strict: bool = False) -> None:
         super().__init__()
         if batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, got {batch_size}")
@@ -29,6 +45,8 @@ class CachedJudge(BaseJudge):
         self.cache = cache if cache is not None else JudgmentCache()
         self.batch_size = batch_size
         self.progress = progress
+        self.strict = strict
+        self.errors: list[dict[str, str]] = []  # pairs that failed alone: sentence, evidence, error
         self.judge_id = judge.judge_id
         self.prompt_version = judge.prompt_version
 
@@ -47,9 +65,14 @@ class CachedJudge(BaseJudge):
                    disable=not (self.progress and missing))
         for start in range(0, len(missing), self.batch_size):
             batch = missing[start : start + self.batch_size]
-            judged = self.judge.judge_batch([unique[key] for key in batch])
-            fresh = dict(zip(batch, judged))
-            self.cache.put_many(fresh.items(), self.judge_id, self.prompt_version)
+            try:
+                fresh = dict(zip(batch, self.judge.judge_batch([unique[key] for key in batch])))
+            except JUDGE_FAILURES as err:
+                if isinstance(err, ModelUnusable):
+                    raise
+                fresh = self._one_by_one(batch, unique)
+            else:
+                self.cache.put_many(fresh.items(), self.judge_id, self.prompt_version)
             found.update(fresh)
             bar.update(len(batch))
         bar.close()
@@ -57,3 +80,25 @@ class CachedJudge(BaseJudge):
         self.counters["hits"] += len(unique) - len(missing)
         self.counters["saved"] += len(pairs) - len(missing)
         return [found[key] for key in keys]
+
+    def _one_by_one(self, keys: list[str], unique: dict[str, Pair]) -> dict[str, Judgment]:
+        """Judge each pair alone, caching each answer at once; failures become uncached judge errors."""
+        out: dict[str, Judgment] = {}
+        for key in keys:
+            sentence, evidence = unique[key]
+            try:
+                out[key] = self.judge.judge_batch([(sentence, evidence)])[0]
+            except JUDGE_FAILURES as err:
+                if isinstance(err, ModelUnusable):
+                    raise
+                message = redact(str(err))[:300]
+                if self.strict:
+                    raise JudgeError(f"{self.judge_id}: judging sentence {sentence[:80]!r} against evidence "
+                                     f"{evidence[:80]!r} failed: {message} (judgments received so far are "
+                                     "cached; drop --strict-judging to record it as a judge error)") from err
+                self.errors.append({"sentence": sentence, "evidence": evidence, "error": message})
+                self.counters["errors"] += 1
+                out[key] = Judgment(score=0.5, undecided=True, raw=f"judge error: {message}")
+                continue
+            self.cache.put_many([(key, out[key])], self.judge_id, self.prompt_version)
+        return out

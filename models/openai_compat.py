@@ -2,11 +2,22 @@
 
 Requests run concurrently on a thread pool; each retries 429 / 5xx / timeouts / connection errors
 with exponential backoff (honouring a numeric Retry-After), never other 4xx. A conversation that
-still fails raises `GenerationError` naming it. The API key is read from an environment variable,
-sent only in the Authorization header and masked in every error message.
+still fails raises `GenerationError` naming it. 401 and 403 raise `ModelUnusable`: no request can
+succeed, so the run stops instead of recording the same error for every sample.
+
+Bounds: `timeout` is the deadline of one attempt as a whole (connect, headers and the whole body).
+httpx's (and so the openai client's) timeouts bound each read, so a server trickling a byte now and then
+held a request forever; each attempt therefore runs under `asyncio.wait_for`, which cancels it at the
+deadline whatever phase it is in (at the price of one connection per attempt). `retry_budget` caps the
+seconds all requests of this model together spend waiting to retry; once spent, failures are final.
+The retry loop stays hand-written: Retry-After and the shared budget would be as long in tenacity.
+
+The API key is read from an environment variable, sent only in the Authorization header, and masked
+(with any user:password in URLs) in every error message before it is cut to length.
 """
 from __future__ import annotations
 
+import asyncio
 import base64
 import dataclasses
 import hashlib
@@ -14,6 +25,7 @@ import io
 import json
 import math
 import os
+import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Callable
@@ -28,15 +40,19 @@ from .protocol import (
     GenerationError,
     GenerationSettings,
     ImagePart,
+    ModelUnusable,
     TextPart,
     VideoPart,
     check_seeds,
     collect,
 )
+from .redact import redact
 
 VIDEO_MODES = ("frames", "vllm")
 TOP_LOGPROBS = 20  # the most the OpenAI API returns; vLLM allows more (its --max-logprobs, default 20)
 RETRY_STATUS = frozenset({408, 409, 429}) | frozenset(range(500, 600))
+AUTH_STATUS = frozenset({401, 403})
+ERROR_TEXT_CHARS = 500  # of a server's error body kept in the message (after masking)
 
 
 def _b64(data: bytes) -> str:
@@ -103,18 +119,22 @@ class OpenAIChatModel:
     def __init__(self, model: str, base_url: str = "https://api.openai.com/v1",
                  api_key_env: str | None = "OPENAI_API_KEY", timeout: float = 120.0, max_retries: int = 5,
                  backoff: float = 1.0, max_backoff: float = 60.0, concurrency: int = 8,
-                 video_mode: str = "frames", extra_body: dict[str, Any] | None = None,
-                 transport: httpx.BaseTransport | None = None, sleep: Callable[[float], None] = time.sleep):
+                 video_mode: str = "frames", extra_body: dict[str, Any] | None = None, retry_budget: float = 600.0,
+                 transport: httpx.AsyncBaseTransport | None = None, sleep: Callable[[float], None] = time.sleep):
         if video_mode not in VIDEO_MODES:
             raise ValueError(f"video_mode must be one of {', '.join(VIDEO_MODES)}; got {video_mode!r}")
-        if max_retries < 0 or concurrency < 1 or timeout <= 0:
-            raise ValueError("need max_retries >= 0, concurrency >= 1 and timeout > 0")
+        if max_retries < 0 or concurrency < 1 or timeout <= 0 or retry_budget < 0:
+            raise ValueError("need max_retries >= 0, concurrency >= 1, timeout > 0 and retry_budget >= 0")
         api_key = os.environ.get(api_key_env, "") if api_key_env else ""
         if api_key_env and not api_key:
             raise ValueError(f"environment variable {api_key_env} is empty or unset; export the API key there "
                              "(or pass api_key_env=None for a server without authentication)")
+        url = httpx.URL(base_url)
+        # user:password in the URL travel as Basic auth, kept out of the URL httpx logs and errors quote.
+        self._auth = httpx.BasicAuth(url.username, url.password) if url.userinfo else None
         self.model = model
-        self.base_url = base_url.rstrip("/")
+        self.base_url = str(url.copy_with(userinfo=b"")).rstrip("/")
+        self.timeout = timeout
         self.max_retries = max_retries
         self.backoff = backoff
         self.max_backoff = max_backoff
@@ -122,9 +142,12 @@ class OpenAIChatModel:
         self.video_mode = video_mode
         self.extra_body = dict(extra_body or {})
         self._sleep = sleep
-        # The key lives only in the client's headers (httpx masks them in repr), never on this object.
-        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        self._client = httpx.Client(base_url=self.base_url, headers=headers, timeout=timeout, transport=transport)
+        self._transport = transport
+        self._ssl = httpx.create_ssl_context()  # built once: loading the CA bundle per attempt costs ~10 ms of CPU
+        self._budget_left = retry_budget
+        self._budget_lock = threading.Lock()
+        # The key lives only in these headers (httpx masks them in repr), never on this object.
+        self._headers = httpx.Headers({"Authorization": f"Bearer {api_key}"} if api_key else {})
         self.name = f"openai:{model}@{self.base_url}"
         self.accepts = frozenset({"image", "video", "audio"})  # the server decides; its errors are recorded
         identity = {"model": model, "base_url": self.base_url, "video_mode": video_mode, "extra_body": self.extra_body}
@@ -134,7 +157,7 @@ class OpenAIChatModel:
         return f"OpenAIChatModel(model={self.model!r}, base_url={self.base_url!r})"
 
     def close(self) -> None:
-        self._client.close()
+        """Nothing to release: every attempt opens and closes its own connection."""
 
     def generate(self, conversations: list[Conversation], settings: GenerationSettings,
                  seeds: list[int] | None = None) -> list[list[str]]:
@@ -151,6 +174,8 @@ class OpenAIChatModel:
         error = future.exception()
         if error is None:
             return future.result()
+        if isinstance(error, ModelUnusable):
+            raise error
         return error if isinstance(error, GenerationError) else GenerationError(self._mask(f"{self.name}: {error!r}"))
 
     def request_body(self, conversation: Conversation, settings: GenerationSettings, n: int,
@@ -205,29 +230,59 @@ class OpenAIChatModel:
                 texts.append(content)
         return texts[:settings.n]
 
+    async def _attempt(self, body: dict[str, Any]) -> httpx.Response:
+        async with httpx.AsyncClient(base_url=self.base_url, headers=self._headers, auth=self._auth, verify=self._ssl,
+                                     timeout=self.timeout, transport=self._transport) as client:
+            return await client.post("/chat/completions", json=body)  # reads the whole body
+
+    def _send(self, body: dict[str, Any]) -> httpx.Response:
+        """One attempt, cancelled `timeout` s after it began whatever it is waiting for."""
+        try:
+            return asyncio.run(asyncio.wait_for(self._attempt(body), self.timeout))
+        except asyncio.TimeoutError:  # the builtin TimeoutError from Python 3.11
+            raise httpx.TimeoutException(f"no complete response within timeout={self.timeout} s "
+                                         "(connect, headers and whole body)") from None
+
     def _post(self, index: int, body: dict[str, Any]) -> dict[str, Any]:
         last, retry_after = "", None
         for attempt in range(self.max_retries + 1):
             if attempt:
-                self._sleep(self._delay(attempt, retry_after))
+                delay = self._delay(attempt, retry_after)
+                if not self._spend(delay):
+                    raise GenerationError(self._mask(f"{self.name}: conversation {index}: the run's retry budget "
+                                                     f"is spent, not retried; last error: {last}"), index=index)
+                self._sleep(delay)
             retry_after = None
             try:
-                response = self._client.post("/chat/completions", json=body)
+                response = self._send(body)
             except (httpx.TimeoutException, httpx.TransportError) as err:
-                last = f"{type(err).__name__}: {err}"
+                last = self._mask(f"{type(err).__name__}: {err}")
                 continue
             if response.status_code == 200:
                 try:
                     return response.json()
                 except ValueError:
-                    last = f"HTTP 200 with a body that is not JSON: {response.text[:200]!r}"
+                    last = self._mask(f"HTTP 200 with a body that is not JSON: {response.text!r}")[:200]
                     continue
-            last = f"HTTP {response.status_code}: {response.text[:500]}"
+            last = self._mask(f"HTTP {response.status_code}: {response.text}")[:ERROR_TEXT_CHARS]
+            if response.status_code in AUTH_STATUS:
+                raise ModelUnusable(f"{self.name}: the server refused the credentials ({last}); check the key in "
+                                    "api_key_env and that it may use this model, then run again (finished samples "
+                                    "are kept)")
             if response.status_code not in RETRY_STATUS:
-                raise GenerationError(self._mask(f"{self.name}: conversation {index}: {last}"), index=index)
+                raise GenerationError(f"{self.name}: conversation {index}: {last}", index=index)
             retry_after = response.headers.get("retry-after")
-        raise GenerationError(self._mask(f"{self.name}: conversation {index} failed after "
-                                         f"{self.max_retries + 1} attempts; last error: {last}"), index=index)
+        raise GenerationError(f"{self.name}: conversation {index} failed after {self.max_retries + 1} attempts; "
+                              f"last error: {last}", index=index)
+
+    def _spend(self, seconds: float) -> bool:
+        """Take `seconds` of waiting from the run's retry budget; False when not that much is left."""
+        with self._budget_lock:
+            if seconds > self._budget_left:
+                self._budget_left = 0.0
+                return False
+            self._budget_left -= seconds
+            return True
 
     def _delay(self, attempt: int, retry_after: str | None) -> float:
         delay = self.backoff * 2 ** (attempt - 1)
@@ -239,5 +294,5 @@ class OpenAIChatModel:
         return min(delay, self.max_backoff)
 
     def _mask(self, text: str) -> str:
-        api_key = self._client.headers.get("authorization", "").removeprefix("Bearer ")
-        return text.replace(api_key, "***") if api_key else text
+        api_key = self._headers.get("authorization", "").removeprefix("Bearer ")
+        return redact(text, [api_key])

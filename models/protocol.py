@@ -98,6 +98,10 @@ class GenerationSettings:
         return self.temperature > 0
 
 
+class ModelUnusable(RuntimeError):
+    """No request can succeed (e.g. the server refuses the credentials): the run stops, it records nothing."""
+
+
 class GenerationError(RuntimeError):
     """A conversation could not be answered (after any retries).
 

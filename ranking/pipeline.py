@@ -5,8 +5,10 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from hallubench.benchmarks import all_tasks, get_task
+from hallubench.harness import folder_lock
 from hallubench.harness.options import ConfigError
 from hallubench.judges import JudgmentCache, sentence_backend
+from hallubench.models.redact import redact_values
 from hallubench.ranking.aggregate import WEIGHTINGS
 from hallubench.ranking.collect import TaskResponses, collect
 from hallubench.ranking.correlate import correlation, load_reference
@@ -52,6 +54,18 @@ def _sample_counts(responses: TaskResponses) -> dict[str, int]:
     return {model: max(map(len, samples), default=0) for model, samples in sorted(responses.samples.items())}
 
 
+def judge_errors(boards, errors: list[dict[str, str]]) -> list[dict[str, str]]:
+    """Each failed judgment with the board, system and document whose sentence it was."""
+    where: dict[str, list[tuple[str, str, str]]] = {}
+    for board in boards:
+        for system, per_document in board.sentences.items():
+            for document, sentences in zip(board.documents, per_document):
+                for sentence in sentences:
+                    where.setdefault(sentence, []).append((board.name, system, document))
+    return [{"board": b, "system": s, "document": d, **error}
+            for error in errors for b, s, d in where.get(error["sentence"], [("?", "?", "?")])]
+
+
 def _correlations(board: Board, reference) -> dict[str, Any]:
     out = {}
     scores, docs = board.results["scores"], board.results["document_scores"]
@@ -66,10 +80,11 @@ def _correlations(board: Board, reference) -> dict[str, Any]:
     return out
 
 
+@folder_lock.writes_folder("rank")
 def rank(run_dirs: Mapping[str, Path] | Sequence[Path], output_dir: Path, *, tasks: Sequence[str] | None = None,
          judge: str = "embedding", judge_args: Mapping[str, Any] | None = None, cache: Path | None = None,
          weighting: str = "task", temperature: float = 0.1, refcheck: bool = False,
-         reference: Path | None = None, reference_higher_is_better: bool = False,
+         reference: Path | None = None, reference_higher_is_better: bool = False, strict_judging: bool = False,
          config: Mapping[str, Any] | None = None) -> Ranking:
     """Rank the models of `run_dirs` (name -> run folder, or folders named by their last component) on every
     cross-checkable task they hold (or `tasks`); write the ranking folder `output_dir` and return the Ranking.
@@ -88,6 +103,7 @@ def rank(run_dirs: Mapping[str, Path] | Sequence[Path], output_dir: Path, *, tas
     ref = load_reference(reference, reference_higher_is_better) if reference else None
     responses = collect(dict(run_dirs), list(tasks) if tasks else None)
     cached = make_judge(judge, judge_args, JudgmentCache(cache) if cache else None)
+    cached.strict = strict_judging  # a pair failing alone aborts instead of being recorded as a judge error
     boards: dict[str, Board] = {}
     for r in responses:
         boards[r.task] = judge_board(r.task, r.ids, r.answers, r.samples, cached, weighting=weighting,
@@ -113,7 +129,8 @@ def rank(run_dirs: Mapping[str, Path] | Sequence[Path], output_dir: Path, *, tas
         boards=list(boards.values()),
         judge={"kind": judge, "judge_id": cached.judge_id, "prompt_version": cached.prompt_version,
                "sentence_splitter": sentence_backend(),  # spaCy if installed, else pysbd: it sets the judged units
-               "cache": str(cached.cache.path), "counters": dict(cached.counters), "hit_rate": cached.hit_rate},
+               "cache": str(cached.cache.path), "counters": dict(cached.counters), "hit_rate": cached.hit_rate,
+               "errors": judge_errors(boards.values(), cached.errors)},
         config={"weighting": weighting, "temperature": temperature, "refcheck": refcheck,
                 "reference": str(reference) if reference else None, "judge_args": dict(judge_args or {}),
                 **dict(config or {})},
@@ -152,7 +169,7 @@ def crosscheck(models: Sequence[ModelSpec], tasks: Sequence[str], output_dir: Pa
     folders = generate_evidence(list(models), list(tasks), Path(output_dir), **options)
     if folders is None:
         return None
-    config = {"models": [{"name": m.name, "model": m.model, "model_args": m.model_args} for m in models],
+    config = {"models": [{"name": m.name, "model": m.model, "model_args": redact_values(m.model_args)} for m in models],
               "tasks": list(tasks), "num_samples": num_samples, "limit": limit,
               "run_options": {k: str(v) if isinstance(v, Path) else v for k, v in options.items()}}
     return rank(folders, Path(output_dir) / RANKING, tasks=tasks, judge=judge, config=config, **rank_options)

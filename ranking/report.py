@@ -74,7 +74,14 @@ class Ranking:
         c = self.judge["counters"]
         lines.append(f"Judge {self.judge['judge_id']} ({self.judge['prompt_version']}): {c.get('pairs', 0)} pairs, "
                      f"{c.get('calls', 0)} judge calls made, {c.get('saved', 0)} saved by the cache, "
-                     f"{c.get('undecided', 0)} unparseable judge outputs (scored 0.5).")
+                     f"{c.get('undecided', 0) - c.get('errors', 0)} unparseable judge outputs (scored 0.5).")
+        errors = self.judge.get("errors") or []
+        if errors:
+            first = errors[0]
+            lines.append(f"**{c.get('errors', 0)} judgments failed** (judge errors, scored 0.5, not cached: rerun to "
+                         f"retry them; all listed in crosscheck.json). First: {first['board']}, system "
+                         f"{first['system']}, document {first['document']}, sentence {first['sentence'][:80]!r}: "
+                         f"{first['error'][:200]}")
         return "\n".join(lines) + "\n"
 
     def to_dict(self) -> dict[str, Any]:

@@ -207,6 +207,13 @@ def _paired_values(scores, reference) -> tuple[list, list]:
     return x, y
 
 
+def _check_real(name: str, value) -> float:
+    """`value` if it is a finite number (not a bool or a numeric string); ValueError naming `name` otherwise."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
+        raise ValueError(f"`{name}` is {value!r}; it must be a finite number.")
+    return float(value)
+
+
 def _check_judgments(name: str, values) -> None:
     for k, value in enumerate(values):
         if not isinstance(value, numbers.Real) or math.isnan(value) or not 0.0 <= value <= 1.0:
@@ -340,8 +347,10 @@ def aggregate(
     `num_samples` is a table of sample counts made by `build_counts` (default: equal counts)."""
     if weighting not in WEIGHTINGS:
         raise ValueError(f"`weighting` is {weighting!r}; use one of {', '.join(WEIGHTINGS)}.")
-    if not temperature > 0:
+    if not _check_real("temperature", temperature) > 0:
         raise ValueError(f"`temperature` is {temperature!r}; it must be positive.")
+    for name, value in (selfcheck_scores or {}).items():
+        _check_real(f"selfcheck_scores[{name!r}]", value)
     if evidence_models is not None:
         known = {source for passages in table.values() for available in passages.values() for source in available}
         unknown = sorted(set(evidence_models) - known)

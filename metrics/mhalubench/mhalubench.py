@@ -67,6 +67,9 @@ def segment_label(claim_labels: list) -> Optional[str]:
 
 
 def _check_batch(predictions, references, segment_ids) -> None:
+    for name, values in (("predictions", predictions), ("references", references), ("segment_ids", segment_ids)):
+        if values is None or isinstance(values, (str, bytes, dict)) or not hasattr(values, "__len__"):
+            raise ValueError(f"{name} must be a list, got {type(values).__name__}")
     for name, values in (("references", references), ("segment_ids", segment_ids)):
         if len(values) != len(predictions):
             raise ValueError(
@@ -121,7 +124,10 @@ class MHaluBench(evaluate.Metric):
 
     def add_batch(self, *, predictions=None, references=None, **kwargs):
         """Checks the raw inputs (before evaluate turns NaN into "nan"), then adds them."""
-        _check_batch(predictions, references, kwargs.get("segment_ids") or [])
+        _check_batch(predictions, references, kwargs.get("segment_ids"))
+        # evaluate checks the type of the first item only, so an unparsed (None) first claim was refused: store
+        # None as UNPARSED, which _check_batch keeps out of real predictions, and read it back in _compute.
+        predictions = [UNPARSED if label is None else label for label in predictions]
         super().add_batch(predictions=predictions, references=references, **kwargs)
 
     def _compute(self, predictions, references, segment_ids):
@@ -129,6 +135,7 @@ class MHaluBench(evaluate.Metric):
         for i, segment in enumerate(segment_ids):
             segments.setdefault(segment, []).append(i)
         segment_refs = [segment_label([references[i] for i in idx]) for idx in segments.values()]
+        predictions = [None if label == UNPARSED else label for label in predictions]
         segment_preds = [segment_label([predictions[i] for i in idx]) or UNPARSED for idx in segments.values()]
         claim_preds = [UNPARSED if label is None else label for label in predictions]
         return {"claim": _scores(list(references), claim_preds), "segment": _scores(segment_refs, segment_preds)}

@@ -91,6 +91,9 @@ def parse_official(text: str) -> Optional[str]:
 
 
 def _check_batch(predictions, references) -> None:
+    for name, values in (("predictions", predictions), ("references", references)):
+        if values is None or isinstance(values, (str, bytes, dict)) or not hasattr(values, "__len__"):
+            raise ValueError(f"{name} must be a list, got {type(values).__name__}")
     if len(predictions) != len(references):
         raise ValueError(
             f"predictions has {len(predictions)} items but references has {len(references)}; "

@@ -13,6 +13,8 @@
 # limitations under the License.
 """SAC3: semantic-aware cross-check consistency scores for hallucination detection."""
 
+import math
+import numbers
 import re
 from typing import Optional
 
@@ -136,6 +138,13 @@ def roc_auc(labels: list[bool], scores: list[float]) -> Optional[float]:
     return float((ranks[labels].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg))
 
 
+def _check_real(name: str, value) -> float:
+    """`value` if it is a finite number (not a bool or a numeric string); ValueError naming `name` otherwise."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
+        raise ValueError(f"`{name}` is {value!r}; it must be a finite number.")
+    return float(value)
+
+
 def _check_items(name: str, items, n_items: Optional[int]) -> None:
     if items is None or len(items) == 0:
         raise ValueError(f"`{name}` is empty: give one list of judge strings per item.")
@@ -144,7 +153,11 @@ def _check_items(name: str, items, n_items: Optional[int]) -> None:
             f"`{name}` has {len(items)} items but `self_judgments` has {n_items}; "
             f"the first index without a partner is {min(len(items), n_items)}."
         )
+    if isinstance(items, (str, bytes, dict)) or not hasattr(items, "__len__"):
+        raise ValueError(f"`{name}` is a {type(items).__name__}; give a list with one list of judge strings per item.")
     for i, strings in enumerate(items):
+        if isinstance(strings, (str, bytes)):
+            raise ValueError(f"`{name}[{i}]` is a single string; give a list of judge strings for each item.")
         if not strings:
             raise ValueError(f"`{name}[{i}]` holds no judge strings; every item needs at least one.")
         for j, text in enumerate(strings):
@@ -224,6 +237,7 @@ class Sac3(evaluate.Metric):
     ):
         if unparseable not in ("inconsistent", "skip"):
             raise ValueError(f'`unparseable` is {unparseable!r}; use "inconsistent" or "skip".')
+        lambda_weight, threshold = _check_real("lambda_weight", lambda_weight), _check_real("threshold", threshold)
         arguments = {
             "self_judgments": self_judgments,
             "perturbed_judgments": perturbed_judgments,

@@ -1,0 +1,100 @@
+"""Reading an official release without trusting it, and writing the dataset folder without surprises.
+
+A release is a folder from the internet: a media path may be a symbolic link out of it (to /etc/passwd),
+a FIFO or a device (opening it hangs or reads forever), a directory, a zip member with a bad CRC, or an
+image that decodes to gigapixels. Each is a `RowError` naming the file (the builder adds row and id);
+problems writing the output (read-only or full disk) are a `BuildError` naming the file.
+"""
+from __future__ import annotations
+
+import errno
+import io
+import os
+import shutil
+import stat
+import warnings
+import zipfile
+from pathlib import Path
+from typing import Any
+
+from PIL import Image
+
+from hallubench.builders.base import BuildError, RowError
+
+# Above this an image is refused rather than decoded (PIL's own default bomb limit is about 179 MP).
+MAX_IMAGE_PIXELS = 64_000_000
+
+_WRITE_ERRNOS = {errno.ENOSPC, errno.EROFS, errno.EDQUOT, errno.EFBIG}
+_KINDS = ((stat.S_ISDIR, "directory"), (stat.S_ISFIFO, "FIFO (named pipe)"), (stat.S_ISCHR, "character device"),
+          (stat.S_ISBLK, "block device"), (stat.S_ISSOCK, "socket"))
+
+
+def release_root(source: Path) -> Path:
+    return (source if source.is_dir() else source.parent).resolve()
+
+
+def regular_file_inside(path: Path, root: Path) -> Path:
+    """`path` resolved, if it is a regular file inside `root` (checked with stat, never opened); RowError if not."""
+    try:
+        real = Path(path).resolve(strict=True)
+    except FileNotFoundError:
+        raise RowError(f"media file {path} is missing") from None
+    except (OSError, RuntimeError) as err:  # a symlink loop, a permission error on the way
+        raise RowError(f"media file {path} cannot be resolved ({err})") from err
+    if real != root and root not in real.parents:
+        raise RowError(f"media file {path} is a link to {real}, outside the release; copy the real file into it")
+    mode = os.stat(real).st_mode
+    if not stat.S_ISREG(mode):
+        kind = next((name for test, name in _KINDS if test(mode)), "special file")
+        raise RowError(f"media file {path} is a {kind}, not a regular file")
+    return real
+
+
+def copy_media(src: Any, dest: Path) -> None:
+    """Copy a release file or zip member to `dest`; RowError for a corrupt member, BuildError for the output."""
+    try:
+        with src.open("rb") as fin, open(dest, "wb") as fout:
+            shutil.copyfileobj(fin, fout)
+    except (zipfile.BadZipFile, EOFError) as err:  # zipfile checks the CRC when the member is read to its end
+        dest.unlink(missing_ok=True)
+        raise RowError(f"media file {src} is corrupt in its archive ({err}); re-download the archive") from err
+    except OSError as err:
+        dest.unlink(missing_ok=True)
+        raise output_error(err, dest) from err
+
+
+def is_output_error(err: OSError, *folders: Path) -> bool:
+    """Whether `err` is a failed write: a full, read-only or over-quota disk, or any error on a file in `folders`."""
+    if err.errno in _WRITE_ERRNOS:
+        return True
+    path = Path(os.fsdecode(err.filename)) if err.filename else None
+    return path is not None and any(path == folder or folder in path.parents for folder in folders)
+
+
+def output_error(err: OSError, path: Path) -> BuildError:
+    """The BuildError for a failed write of the dataset folder (disk full, read-only, no permission)."""
+    return BuildError(f"cannot write {err.filename or path}: {err.strerror or err}. Free space on that disk or choose "
+                      "a writable --out; nothing of this build was kept")
+
+
+def decode_image(data: bytes) -> Image.Image:
+    """The image in `data`, decoded only if it has at most MAX_IMAGE_PIXELS pixels; RowError otherwise."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", Image.DecompressionBombWarning)
+        try:
+            image = Image.open(io.BytesIO(data))
+        except (Image.DecompressionBombError, Image.DecompressionBombWarning) as err:
+            raise RowError(f"image is too large to decode safely ({err})") from err
+    pixels = image.width * image.height
+    if pixels > MAX_IMAGE_PIXELS:
+        raise RowError(f"image is {image.width}x{image.height} = {pixels:,} pixels, above the limit of "
+                       f"{MAX_IMAGE_PIXELS:,} (a decompression bomb or a broken header)")
+    return image
+
+
+def check_output_location(source: Path, out: Path) -> None:
+    """BuildError when `out` is the release or a folder holding it: --overwrite would delete the release."""
+    source, out = source.resolve(), out.resolve()
+    if out == source or out in source.parents:
+        raise BuildError(f"--out {out} is or contains the release --source {source}; replacing it would delete the "
+                         "release. Choose an --out outside the release")

@@ -1,0 +1,167 @@
+"""One writer per folder (a run folder, a ranking folder): an OS lock held for as long as the writer works.
+
+The main process takes an exclusive `flock` on `<folder>/.hallubench.lock` and writes its pid, host, start
+time and command into that file, so a second writer is refused at once with a message naming the holder.
+The kernel drops an flock when its holder dies (kill -9, OOM, a lost node), so a lock left by a killed
+run is never mistaken for a live one: the next run takes it over and says whose it was (the file still
+holds the dead holder's record; a clean release empties it).
+
+The other processes of one `accelerate launch` take a shared lock on `<folder>/.hallubench-ranks.lock`
+once the main process holds the folder. Before it admits them the main process checks that nobody holds
+that shared lock: workers that survived a killed launch (torchrun keeps them running) still append to
+their rank files, and a new run must not merge and delete those files under them.
+
+Why fcntl and not `filelock`: the refused writer has to read the holder's record from the locked file, and
+the launch's other ranks need a shared mode; filelock offers neither (it also deletes or truncates its file).
+"""
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import socket
+import sys
+import functools
+import inspect
+from contextlib import contextmanager
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+from hallubench.harness.options import ConfigError
+from hallubench.models.redact import redact
+
+LOCK_NAME = ".hallubench.lock"
+RANKS_NAME = ".hallubench-ranks.lock"
+
+
+class FolderBusy(ConfigError):
+    """Another live process writes to this folder."""
+
+
+def _read(fd: int) -> dict[str, Any]:
+    data = os.pread(fd, 1 << 16, 0)
+    try:
+        info = json.loads(data) if data.strip() else {}
+    except ValueError:
+        return {}
+    return info if isinstance(info, dict) else {}
+
+
+def describe(info: dict[str, Any]) -> str:
+    if not info:
+        return "a process that has not yet written its name (it is starting)"
+    ranks = info.get("rank_pids") or []
+    others = f", launch ranks' pids {', '.join(map(str, ranks))}" if len(ranks) > 1 else ""
+    return (f"hallubench {info.get('purpose', '?')} pid {info.get('pid')} on host {info.get('host')}, "
+            f"started {info.get('started')}{others} ({info.get('command', '')})")
+
+
+def _try_flock(fd: int, mode: int) -> bool:
+    try:
+        fcntl.flock(fd, mode | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    return True
+
+
+class FolderLock:
+    """The exclusive lock of one folder, held by this process until `release`."""
+
+    def __init__(self, folder: Path, purpose: str):
+        self.folder = Path(folder)
+        self.path = self.folder / LOCK_NAME
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            taken = _try_flock(self._fd, fcntl.LOCK_EX)
+        except OSError as err:  # read-only or full disk, no permission, a file system without locks
+            raise ConfigError(f"cannot create or lock {self.path}: {err.strerror or err}; choose a writable "
+                              "local folder") from err
+        if not taken:
+            holder = _read(self._fd)
+            os.close(self._fd)
+            raise FolderBusy(f"{self.folder} is being written by another {describe(holder)}. Two writers on one "
+                             f"folder corrupt it: wait for that one to finish, stop it (kill {holder.get('pid', 'PID')}"
+                             f"{' on ' + str(holder['host']) if holder.get('host') else ''}), or choose another folder")
+        previous = _read(self._fd)
+        try:
+            self._check_no_stray_ranks(previous)
+        except FolderBusy:
+            self._close()
+            raise
+        if previous:
+            print(f"hallubench: {self.folder}: taking over the lock of a writer that died without releasing it "
+                  f"({describe(previous)}); what it finished is kept", file=sys.stderr)
+        self.info = {"purpose": purpose, "pid": os.getpid(), "host": socket.gethostname(),
+                     "started": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                     "command": redact(" ".join(sys.argv))[:300]}
+        self._write()
+
+    def _check_no_stray_ranks(self, previous: dict[str, Any]) -> None:
+        fd = os.open(self.folder / RANKS_NAME, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            if not _try_flock(fd, fcntl.LOCK_EX):
+                raise FolderBusy(f"{self.folder}: processes of an earlier launch still write to it (their main "
+                                 f"process died: {describe(previous)}). Stop them first (kill the torchrun workers, "
+                                 "e.g. those pids), then run again; their finished samples are kept")
+            fcntl.flock(fd, fcntl.LOCK_UN)
+        finally:
+            os.close(fd)
+
+    def _write(self) -> None:
+        data = json.dumps(self.info).encode()
+        os.ftruncate(self._fd, 0)
+        os.pwrite(self._fd, data, 0)
+        os.fsync(self._fd)
+
+    def set_rank_pids(self, pids: list[int]) -> None:
+        """Record every process of the launch, so a refused or later writer can name survivors."""
+        self.info["rank_pids"] = list(pids)
+        self._write()
+
+    def _close(self) -> None:
+        if self._fd >= 0:
+            os.close(self._fd)  # closing the last descriptor drops the flock
+            self._fd = -1
+
+    def release(self) -> None:
+        if self._fd >= 0:
+            os.ftruncate(self._fd, 0)  # an empty file tells the next writer this one finished cleanly
+            self._close()
+
+
+class RankLock:
+    """A non-main process's shared lock: taken after the main process holds the folder, until the run ends."""
+
+    def __init__(self, folder: Path):
+        self._fd = os.open(Path(folder) / RANKS_NAME, os.O_RDWR | os.O_CREAT, 0o644)
+        fcntl.flock(self._fd, fcntl.LOCK_SH)
+
+    def release(self) -> None:
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+
+
+@contextmanager
+def hold(folder: Path, purpose: str) -> Iterator[FolderLock]:
+    """The folder's exclusive lock for one process (FolderBusy naming the holder if taken)."""
+    lock = FolderLock(folder, purpose)
+    try:
+        yield lock
+    finally:
+        lock.release()
+
+
+def writes_folder(purpose: str, argument: str = "output_dir") -> Callable:
+    """Decorator: the function runs holding the lock of the folder passed as `argument`."""
+    def decorate(function: Callable) -> Callable:
+        signature = inspect.signature(function)
+
+        @functools.wraps(function)
+        def locked(*args: Any, **kwargs: Any) -> Any:
+            with hold(Path(signature.bind(*args, **kwargs).arguments[argument]), purpose):
+                return function(*args, **kwargs)
+        return locked
+    return decorate

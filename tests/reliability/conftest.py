@@ -1,0 +1,108 @@
+"""A misbehaving chat-completions server on 127.0.0.1 and helpers to run `hallubench` against it.
+
+`server.mode` picks the behaviour of every following request: "ok" answers (after `server.delay` s),
+"trickle" sends the body one byte every 0.2 s forever, "hang" sends nothing, "401"/"403"/"500" answer
+that status with a body that echoes the Authorization header (as careless servers do).
+"""
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from hallubench.harness.data import ensure_mini
+
+API_KEY = "sk-reliability-" + "k3y" * 10  # 44 characters, like a real key
+URL_USER, URL_PASSWORD = "alice", "p4ssw0rd-in-url"
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _answer(n):
+    return {"choices": [{"index": i, "message": {"role": "assistant", "content": "yes"}, "finish_reason": "stop"}
+                        for i in range(n)]}
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):
+        pass
+
+    def do_POST(self):
+        server = self.server
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        with server.lock:
+            server.requests.append({"auth": self.headers.get("Authorization"), "body": body})
+        mode = server.mode
+        if mode in ("401", "403", "500"):
+            # The credential straddles the 500th character, where error messages are cut.
+            text = "x" * 470 + f" credential {self.headers.get('Authorization')} " + "x" * 100
+            self._send(int(mode), text.encode())
+        elif mode == "hang":
+            server.stop.wait(120)
+        elif mode == "trickle":
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", "100000")
+            self.end_headers()
+            while not server.stop.is_set():
+                try:
+                    self.wfile.write(b" ")
+                    self.wfile.flush()
+                except OSError:
+                    return
+                server.stop.wait(0.2)
+        else:
+            time.sleep(server.delay)
+            self._send(200, json.dumps(_answer(body.get("n", 1))).encode())
+
+    def _send(self, status, data):
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
+@pytest.fixture
+def server():
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    httpd.daemon_threads = True
+    httpd.mode, httpd.delay, httpd.requests = "ok", 0.0, []
+    httpd.lock, httpd.stop = threading.Lock(), threading.Event()
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    httpd.url = f"http://127.0.0.1:{httpd.server_port}/v1"
+    # httpx sends these as Basic auth in place of the bearer key.
+    httpd.url_with_credentials = f"http://{URL_USER}:{URL_PASSWORD}@127.0.0.1:{httpd.server_port}/v1"
+    yield httpd
+    httpd.stop.set()
+    httpd.shutdown()
+    httpd.server_close()
+
+
+@pytest.fixture(scope="session")
+def data_dir(tmp_path_factory):
+    return ensure_mini(tmp_path_factory.mktemp("cache"))
+
+
+def openai_run_argv(server, data_dir, out, *extra, model_args="", tasks="cmm", url=None):
+    return ["run", "--model", "openai", "--model-args",
+            f"pretrained=tiny,base_url={url or server.url},api_key_env=HB_RELIABILITY_KEY{model_args}",
+            "--tasks", tasks, "--limit", "2", "--num-frames", "2", "--data-dir", str(data_dir),
+            "--output-dir", str(out), *extra]
+
+
+def env():
+    return {**os.environ, "HB_RELIABILITY_KEY": API_KEY, "HF_HUB_OFFLINE": "1", "PYTHONUNBUFFERED": "1"}
+
+
+def hallubench(*argv, **kwargs):
+    """`python -m hallubench ARGV` as a child process (Popen), its output in pipes."""
+    return subprocess.Popen([sys.executable, "-m", "hallubench", *map(str, argv)], env=env(), cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kwargs)
