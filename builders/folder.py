@@ -149,8 +149,7 @@ def write_extras(folder: Path, builder_cls: type[ReleaseBuilder], source: Path, 
             raise BuildError(str(err).replace("media file", "file", 1)) from None
     card = render_card(builder_cls, summary)
     (folder / "README.md").write_text(card, encoding="utf-8")
-    name = yaml.safe_load(card.split("---
-")[1]).get("pretty_name", builder_cls.NAME)
+    name = yaml.safe_load(card.split("---\n")[1]).get("pretty_name", builder_cls.NAME)
     text = eval_yaml(builder_cls.NAME, name)
     if text is not None:
         (folder / EVAL_FILE).write_text(text, encoding="utf-8")
