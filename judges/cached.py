@@ -84,6 +84,7 @@ class CachedJudge(BaseJudge):
     def _one_by_one(self, keys: list[str], unique: dict[str, Pair]) -> dict[str, Judgment]:
         """Judge each pair alone, caching each answer at once; failures become uncached judge errors."""
         out: dict[str, Judgment] = {}
+        first_failure: JudgeError | None = None
         for key in keys:
             sentence, evidence = unique[key]
             try:
@@ -92,13 +93,17 @@ class CachedJudge(BaseJudge):
                 if isinstance(err, ModelUnusable):
                     raise
                 message = redact(str(err))[:300]
-                if self.strict:
-                    raise JudgeError(f"{self.judge_id}: judging sentence {sentence[:80]!r} against evidence "
-                                     f"{evidence[:80]!r} failed: {message} (judgments received so far are "
-                                     "cached; drop --strict-judging to record it as a judge error)") from err
+                if self.strict:  # judge the rest of the batch first, so everything receivable is cached
+                    first_failure = first_failure or JudgeError(
+                        f"{self.judge_id}: judging sentence {sentence[:80]!r} against evidence {evidence[:80]!r} "
+                        f"failed: {message} (judgments received so far are cached; drop --strict-judging to record "
+                        "it as a judge error)")
+                    continue
                 self.errors.append({"sentence": sentence, "evidence": evidence, "error": message})
                 self.counters["errors"] += 1
                 out[key] = Judgment(score=0.5, undecided=True, raw=f"judge error: {message}")
                 continue
             self.cache.put_many([(key, out[key])], self.judge_id, self.prompt_version)
+        if first_failure is not None:
+            raise first_failure
         return out

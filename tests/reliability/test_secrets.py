@@ -69,10 +69,11 @@ def test_rank_and_publish_store_no_secret(server, data_dir, tmp_path, capfd, cap
     double = hub_double.HubTestDouble()
     double.refuse_commit = f"token {HUB_TOKEN} may not write here"  # a Hub error echoing the token
     set_client_factory(lambda: hub_double.httpx2.Client(transport=hub_double.httpx2.MockTransport(double)))
+    publish = ["publish", str(runs[0]), "--repo", "me/x", "--no-model-results", "--allow-mini-data", "--token", HUB_TOKEN]
     try:
-        assert main(["publish", str(runs[0]), "--repo", "me/x", "--no-model-results", "--token", HUB_TOKEN]) != 0
+        assert main(publish) != 0
         double.refuse_commit = None
-        assert main(["publish", str(runs[0]), "--repo", "me/x", "--no-model-results", "--token", HUB_TOKEN]) == 0
+        assert main(publish) == 0
     finally:
         set_client_factory(default_client_factory)
     uploaded = b"".join(content for commit in double.commits for content in commit["files"].values())
