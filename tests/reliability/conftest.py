@@ -1,6 +1,7 @@
 """A misbehaving chat-completions server on 127.0.0.1 and helpers to run `hallubench` against it.
 
-`server.mode` picks the behaviour of every following request: "ok" answers (after `server.delay` s),
+`server.mode` picks the behaviour of every following request: "ok" answers (after `server.delay` s, or
+at once when a test sets `server.release`, which also frees the answers being held),
 "trickle" sends the body one byte every 0.2 s forever, "hang" sends nothing, "401"/"403"/"500" answer
 that status with a body that echoes the Authorization header (as careless servers do).
 """
@@ -58,7 +59,7 @@ class Handler(BaseHTTPRequestHandler):
                     return
                 server.stop.wait(0.2)
         else:
-            time.sleep(server.delay)
+            server.release.wait(server.delay)
             self._send(200, json.dumps(_answer(body.get("n", 1))).encode())
 
     def _send(self, status, data):
@@ -74,7 +75,7 @@ def server():
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     httpd.daemon_threads = True
     httpd.mode, httpd.delay, httpd.requests = "ok", 0.0, []
-    httpd.lock, httpd.stop = threading.Lock(), threading.Event()
+    httpd.lock, httpd.stop, httpd.release = threading.Lock(), threading.Event(), threading.Event()
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
     httpd.url = f"http://127.0.0.1:{httpd.server_port}/v1"
