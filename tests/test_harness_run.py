@@ -131,6 +131,7 @@ def test_unloadable_media_is_an_error_record_not_an_answer(tiny_omni, data_dir, 
     assert task.n_scored + task.n_unparsed == 3 - len(broken)
 
 
+@pytest.mark.slow
 def test_two_processes_give_the_same_samples_as_one(tiny_omni, data_dir, reference, tmp_path):
     out = tmp_path / "run"
     # Start from a partial single-process run: resuming works across process counts too.
@@ -149,6 +150,7 @@ def test_two_processes_give_the_same_samples_as_one(tiny_omni, data_dir, referen
     assert results.tasks == _results(reference).tasks
 
 
+@pytest.mark.slow
 def test_rerun_after_kill_9_finishes_without_repeating_or_losing(tiny_omni, data_dir, reference, tmp_path):
     out = tmp_path / "run"
     env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1"}

@@ -14,6 +14,8 @@ from hallubench.harness import folder_lock, store
 
 from conftest import ROOT, env, hallubench, openai_run_argv
 
+pytestmark = pytest.mark.slow  # every test here starts real writer processes
+
 
 def _wait_for_holder(folder, pid, timeout=120):
     path = folder / folder_lock.LOCK_NAME
