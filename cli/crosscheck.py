@@ -30,7 +30,8 @@ from typing import Any
 
 from hallubench.cli.rank import RANK_OPTIONS, add_rank_arguments, finish, rank_options
 from hallubench.cli.run import add_generation_arguments
-from hallubench.harness.options import ConfigError, parse_gen_kwargs, parse_kv, read_yaml_options
+from hallubench.harness.options import parse_gen_kwargs, parse_kv, read_yaml_options
+from hallubench.errors import ConfigError
 from hallubench.judges.cached import JudgeError
 from hallubench.models.protocol import ModelUnusable
 

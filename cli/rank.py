@@ -24,7 +24,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from hallubench.harness.options import ConfigError, parse_kv
+from hallubench.harness.options import parse_kv
+from hallubench.errors import ConfigError
 from hallubench.judges.cached import JudgeError
 from hallubench.models.protocol import ModelUnusable
 from hallubench.ranking.judging import JUDGES
@@ -66,7 +67,7 @@ def rank_options(values: dict[str, Any]) -> dict[str, Any]:
 
 
 def push(folder: Path, repo_id: str, command: str) -> int:
-    from hallubench.harness.publish import PublishError
+    from hallubench.errors import PublishError
     from hallubench.ranking.hub import push_ranking
 
     try:

@@ -28,7 +28,8 @@ from contextlib import nullcontext
 from pathlib import Path
 
 from hallubench.benchmarks import task_names
-from hallubench.harness.options import (DTYPES, MODALITIES, ConfigError, RunOptions, parse_gen_kwargs, parse_kv,
+from hallubench.errors import ConfigError
+from hallubench.harness.options import (DTYPES, MODALITIES, RunOptions, parse_gen_kwargs, parse_kv,
                                         read_yaml_options)
 from hallubench.models.protocol import ModelUnusable
 
@@ -130,5 +131,7 @@ def handle(args: argparse.Namespace) -> int:
     if results is not None and getattr(args, "push_to_hub", None):
         from hallubench.cli.publish import push_after_run
 
-        return push_after_run(args)
+        from_outputs = getattr(args, "from_outputs", None)
+        run_dir = (args.output_dir or from_outputs) if from_outputs else build_options(args).output_dir
+        return push_after_run(run_dir, args.push_to_hub)
     return 0

@@ -12,9 +12,9 @@ import dataclasses
 import time
 from typing import Any
 
+from hallubench.benchmarks import get_parser
 from hallubench.harness.media import prepare
 from hallubench.harness.options import RunOptions
-from hallubench.harness.parsers import get_parser
 from hallubench.harness.plan import WorkItem
 from hallubench.loaders import MediaError
 from hallubench.models.protocol import ChatModel, GenerationError, GenerationSettings

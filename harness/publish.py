@@ -32,7 +32,7 @@ import httpx2
 import pyarrow as pa
 import pyarrow.parquet as pq
 from huggingface_hub import CommitOperationAdd, HfApi, get_token
-
+from hallubench.errors import PublishError
 from hallubench.harness import store
 from hallubench.harness.dataset_card import dataset_card, model_folder, model_label, samples_path
 from hallubench.harness.eval_results import eval_result_files, hub_model_id
@@ -42,10 +42,6 @@ from hallubench.harness.results_schema import Results
 RESULTS = "results.json"
 # Arrow field metadata marking a column whose values mix types and were stored as JSON text.
 JSON_COLUMN = {b"encoding": b"json"}
-
-
-class PublishError(Exception):
-    """Publishing cannot go on (no run, no token, a Hub error); the message says what to do."""
 
 
 @dataclass

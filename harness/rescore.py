@@ -8,7 +8,7 @@ from pathlib import Path
 from hallubench.harness import store
 from hallubench.harness.environment import environment
 from hallubench.harness.results_schema import ModelInfo, Results, RunInfo
-from hallubench.harness.options import ConfigError
+from hallubench.errors import ConfigError
 from hallubench.harness.runner import RESULTS, resolve_tasks, score, utc_now, write_results
 
 

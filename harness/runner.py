@@ -25,7 +25,8 @@ from hallubench.harness.data import mini_tasks, require_data_dir, resolve_data_d
 from hallubench.harness.environment import environment
 from hallubench.harness.generate import run_batch
 from hallubench.harness.media import check_model_accepts, check_modality
-from hallubench.harness.options import ConfigError, RunOptions
+from hallubench.harness.options import RunOptions
+from hallubench.errors import ConfigError
 from hallubench.harness.plot import PLOT, plot_results
 from hallubench.harness.plan import WorkItem, plan
 from hallubench.harness.results_schema import ModelInfo, Results, RunInfo

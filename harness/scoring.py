@@ -10,15 +10,14 @@ from __future__ import annotations
 
 from collections import defaultdict
 from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
+from hallubench.benchmarks import get_parser
 from hallubench.benchmarks.task import Task
-from hallubench.harness.parsers import get_parser
 from hallubench.harness.results_schema import GroupResult, TaskResult
 from hallubench.harness.uncertainty import METHOD, STDERR, bootstrap_stderr, fractions
+from hallubench.registry import METRICS
 
-METRICS_DIR = Path(__file__).resolve().parents[1] / "metrics"
 # Per-item bookkeeping in metric outputs that results.json reports in its own fields.
 _NOT_METRICS = ("by_group", "unparsed", "unparsed_indices", "n")
 
@@ -28,10 +27,7 @@ def load_metric(name: str):
     """The evaluate module of packaged metric `name`, loaded from its folder by path."""
     import evaluate
 
-    script = METRICS_DIR / name / f"{name}.py"
-    if not script.exists():
-        raise FileNotFoundError(f"metric {name!r} has no module at {script}")
-    return evaluate.load(str(script))
+    return evaluate.load(str(METRICS.lookup(name)))
 
 
 def _plain(value: Any) -> Any:

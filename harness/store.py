@@ -27,8 +27,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-
-from hallubench.harness.options import ConfigError
+from hallubench.errors import ConfigError
 
 MERGED = "samples.jsonl"
 RANK_GLOB = "samples_rank*.jsonl"

@@ -1,7 +1,9 @@
 """Model adapters behind one chat interface: typed messages in, n texts out per conversation."""
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any
+
+from hallubench.registry import MODELS, register_model
 
 from .protocol import (
     AudioPart,
@@ -17,23 +19,22 @@ from .protocol import (
 )
 
 
+@register_model("hf")
 def _hf(**model_args: Any) -> ChatModel:
     from .hf import HFChatModel
 
     return HFChatModel(**model_args)
 
 
+@register_model("openai")
 def _openai(**model_args: Any) -> ChatModel:
     from .openai_compat import OpenAIChatModel
 
     return OpenAIChatModel(**model_args)
 
 
-MODELS: dict[str, Callable[..., ChatModel]] = {"hf": _hf, "openai": _openai}
-
-
 def get_model(name: str, **model_args: Any) -> ChatModel:
-    """Build the adapter registered under `name` ("hf" or "openai") with its keyword arguments."""
+    """Build the adapter registered under `name` (`@register_model`: "hf", "openai") with its keyword arguments."""
     if name not in MODELS:
         raise ValueError(f"unknown model adapter {name!r}; valid names: {', '.join(sorted(MODELS))}")
     return MODELS[name](**model_args)

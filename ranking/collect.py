@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from hallubench.harness import store
-from hallubench.harness.options import ConfigError
+from hallubench.errors import ConfigError
 
 
 @dataclass

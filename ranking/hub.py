@@ -6,7 +6,8 @@ from pathlib import Path
 
 import yaml
 
-from hallubench.harness.publish import PublishError, commit_additions, hub_errors, resolve_token
+from hallubench.harness.publish import commit_additions, hub_errors, resolve_token
+from hallubench.errors import PublishError
 from hallubench.ranking.report import FILES
 
 # The tables as `datasets` configs, so `load_dataset(repo, "documents")` reads the pushed ranking.

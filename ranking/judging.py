@@ -3,14 +3,14 @@ the judging of one board: every target sentence against every evidence passage o
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
-from hallubench.harness.options import ConfigError
+from hallubench.errors import ConfigError
 from hallubench.judges import CachedJudge, JudgmentCache, judge_responses, split_sentences
 from hallubench.ranking.aggregate import score_records
+from hallubench.ranking.board import Board
+from hallubench.registry import JUDGES, register_judge
 
-JUDGES = ("embedding", "nli", "llm")
 # Pairs per judge call (and per cache write). The embedding judge encodes each call's new texts together, so
 # large calls keep the encoder's batches full; model judges batch their own forward passes inside a call.
 PAIRS_PER_CALL = {"embedding": 2048, "llm": 256}
@@ -59,46 +59,39 @@ def make_judge(kind: str, judge_args: Mapping[str, Any] | None = None, cache: Ju
     the rest to the adapter (pretrained=..., dtype=..., as in --model-args).
     """
     check_judge(kind, judge_args)
-    args = dict(judge_args or {})
     try:
-        if kind == "embedding":
-            from hallubench.judges.embedding import EmbeddingJudge
-
-            judge = EmbeddingJudge(**args)
-        elif kind == "nli":
-            from hallubench.judges.nli import NLIJudge
-
-            judge = NLIJudge.from_pretrained(args.pop("pretrained"), **args)
-        else:  # "llm"; check_judge refused any other kind
-            from hallubench.judges.llm import ExplicitLLMJudge, LogprobLLMJudge
-            from hallubench.models import get_model
-
-            adapter, batch_size = args.pop("adapter", "hf"), int(args.pop("batch_size", 16))
-            judge_class = LogprobLLMJudge if args.pop("mode", "generate") == "logprob" else ExplicitLLMJudge
-            if "pretrained" in args and "model" not in args:
-                args["model"] = args.pop("pretrained")
-            if adapter == "hf":  # the adapter batches the judge's prompts in one forward pass
-                args.setdefault("batch_size", batch_size)
-            judge = judge_class(get_model(adapter, **args), batch_size=batch_size)
+        judge = JUDGES[kind](dict(judge_args or {}))
     except TypeError as err:  # an unknown keyword in --judge-args
         raise ConfigError(f"--judge-args for --judge {kind}: {err}") from None
     return CachedJudge(judge, cache, batch_size=PAIRS_PER_CALL.get(kind, 64))
 
 
-@dataclass
-class Board:
-    """One leaderboard: targets' sentences judged against evidence; `results` from score_records,
-    `refcheck` the same against the rows' human references (or None)."""
+@register_judge("embedding")
+def _embedding(args: dict[str, Any]):
+    from hallubench.judges.embedding import EmbeddingJudge
 
-    name: str
-    documents: list[str]
-    sentences: dict[str, list[list[str]]]
-    results: dict[str, Any]
-    refcheck: dict[str, Any] | None = None
-    selfcheck: dict[str, float] | None = None
-    empty: list[tuple[str, str]] = field(default_factory=list)
-    evidence_modality: dict[str, str] | None = None
-    notes: list[str] = field(default_factory=list)
+    return EmbeddingJudge(**args)
+
+
+@register_judge("nli")
+def _nli(args: dict[str, Any]):
+    from hallubench.judges.nli import NLIJudge
+
+    return NLIJudge.from_pretrained(args.pop("pretrained"), **args)
+
+
+@register_judge("llm")
+def _llm(args: dict[str, Any]):
+    from hallubench.judges.llm import ExplicitLLMJudge, LogprobLLMJudge
+    from hallubench.models import get_model
+
+    adapter, batch_size = args.pop("adapter", "hf"), int(args.pop("batch_size", 16))
+    judge_class = LogprobLLMJudge if args.pop("mode", "generate") == "logprob" else ExplicitLLMJudge
+    if "pretrained" in args and "model" not in args:
+        args["model"] = args.pop("pretrained")
+    if adapter == "hf":  # the adapter batches the judge's prompts in one forward pass
+        args.setdefault("batch_size", batch_size)
+    return judge_class(get_model(adapter, **args), batch_size=batch_size)
 
 
 def judge_board(name: str, documents: Sequence[str], targets: Mapping[str, Sequence[str]],

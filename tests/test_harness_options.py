@@ -105,7 +105,7 @@ def test_flags_and_their_lm_eval_spellings_parse_alike():
                                            ("n=1.5", "n must be an integer; got 1.5"),
                                            ("top_p=1.5", "top_p must be in (0, 1]")])
 def test_bad_generation_values_are_config_errors_naming_the_flag(text, message):
-    from hallubench.harness.options import ConfigError
+    from hallubench.errors import ConfigError
 
     with pytest.raises(ConfigError) as err:
         parse_gen_kwargs(text)

@@ -7,8 +7,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 import httpx
 import pytest
 import torch
-
-from hallubench.harness.options import ConfigError
+from hallubench.errors import ConfigError
 from hallubench.judges.llm import EXPLICIT_PROMPT, ExplicitLLMJudge, LogprobLLMJudge
 from hallubench.models import GenerationError, GenerationSettings, Message, TextPart, get_model
 from hallubench.models.hf import word_token_ids

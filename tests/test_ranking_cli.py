@@ -6,7 +6,7 @@ import os
 import pytest
 
 from hallubench.cli.main import build_parser, main
-from hallubench.harness.options import ConfigError
+from hallubench.errors import ConfigError
 from hallubench.ranking.correlate import correlation, load_reference
 from hallubench.ranking.specs import ModelSpec, specs_from_flags, specs_from_yaml
 
