@@ -3,7 +3,7 @@ so a pushed dataset folder is a Hub benchmark whose leaderboard collects the mod
 
 Its task ids are `<hallubench task>_<score>` for every task of the benchmark scored by a metric of its own and
 every score of that metric (counts and ratios such as `yes_ratio` describe a run and are not published).
-`hallubench publish` uses the same ids (harness/eval_results.py), so entries always name a task defined here.
+`hallubench publish` uses the same ids (publish/eval_results.py), so entries always name a task defined here.
 """
 from __future__ import annotations
 

@@ -58,7 +58,7 @@ def evaluate_tiny_model(out: Path, limit: int | None) -> None:
     from hallubench.harness.options import RunOptions
     from hallubench.harness.report import table
     from hallubench.harness.runner import run
-    from hallubench.models.tiny import make_tiny_model
+    from hallubench.testing.tiny_models import make_tiny_model
 
     torch.set_num_threads(1)  # identical numbers on every rerun of the demo
     model_dir = out / "models" / "qwen2_5_omni"
@@ -80,7 +80,7 @@ def rank_tiny_models(out: Path, limit: int | None) -> None:
     from hallubench.harness.data import MINI
     from hallubench.benchmarks import task_names
     from hallubench.ranking import crosscheck
-    from hallubench.ranking.demo import tiny_specs
+    from hallubench.testing.demo import tiny_specs
     from hallubench.ranking.pipeline import audio_visual_pairs
 
     visual, audio = audio_visual_pairs(task_names())[0]

@@ -42,7 +42,7 @@ def register(subparsers: argparse._SubParsersAction, summary: str) -> None:
 
 
 def _publish(run_dir: Path, **kwargs) -> int:
-    from hallubench.harness.publish import publish_run
+    from hallubench.publish.runs import publish_run
     from hallubench.errors import PublishError
 
     try:

@@ -43,7 +43,7 @@ def rank_options(values: dict[str, Any]) -> dict[str, Any]:
 
 def push(folder: Path, repo_id: str, command: str) -> int:
     from hallubench.errors import PublishError
-    from hallubench.ranking.hub import push_ranking
+    from hallubench.publish.rankings import push_ranking
 
     try:
         url, commit = push_ranking(folder, repo_id)

@@ -13,7 +13,7 @@ from hallubench.harness.options import RunOptions
 from hallubench.errors import ConfigError
 from hallubench.harness.runner import _load_model
 from hallubench.models.hf import HFChatModel, resolve_attention, resolve_dtype
-from hallubench.models.tiny import make_tiny_model
+from hallubench.testing.tiny_models import make_tiny_model
 
 
 @pytest.fixture(scope="module")

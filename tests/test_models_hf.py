@@ -28,7 +28,7 @@ from hallubench.models import (
     get_model,
 )
 from hallubench.models.hf import SUPPORTED_TYPES, HFChatModel
-from hallubench.models.tiny import EXTRA_KINDS, KINDS, make_full_omni_checkpoint, make_tiny_model
+from hallubench.testing.tiny_models import EXTRA_KINDS, KINDS, make_full_omni_checkpoint, make_tiny_model
 
 GREEDY = GenerationSettings(max_new_tokens=6)
 # Qwen2.5-Omni's processor upsizes video frames to >= 128 merged tokens each by default; small frames keep

@@ -18,7 +18,7 @@ from huggingface_hub import EvalResultEntry, eval_result_entries_to_yaml
 from huggingface_hub.utils import HFValidationError, validate_repo_id
 
 from hallubench.builders.eval_yaml import SCORES, task_id
-from hallubench.harness.dataset_card import is_scalar
+from hallubench.publish.dataset_card import is_scalar
 from hallubench.harness.results_schema import Results, TaskResult
 
 
