@@ -120,14 +120,25 @@ def register_mini_release(name: str):
     return MINI_RELEASES.decorator(name)
 
 
-def register_model(name: str):
-    """`@register_model("hf")`: `factory(**model_args) -> ChatModel`."""
-    return MODELS.decorator(name)
+def register_model(name: str, config: type | None = None):
+    """`@register_model("hf", config=HFArgs)`: `factory(**model_args) -> ChatModel`; `config` (a PluginConfig)
+    checks --model-args before the factory runs, and is kept as the factory's `config` attribute."""
+    def register(factory):
+        if config is not None:
+            factory.config = config
+        return MODELS.register(name, factory)
+
+    return register
 
 
-def register_judge(name: str):
-    """`@register_judge("nli")`: `factory(judge_args: dict) -> Judge`."""
-    return JUDGES.decorator(name)
+def register_judge(name: str, config: type):
+    """`@register_judge("nli", config=NLIJudgeArgs)`: `factory(config) -> Judge`; `config` (a PluginConfig)
+    checks --judge-args before anything loads, and is kept as the factory's `config` attribute."""
+    def register(factory):
+        factory.config = config
+        return JUDGES.register(name, factory)
+
+    return register
 
 
 def discover_modules(package_name: str, package_path) -> None:

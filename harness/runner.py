@@ -60,7 +60,7 @@ def error_summary(records: list[dict[str, Any]]) -> str | None:
 
 
 def _load_model(options: RunOptions, device: str):
-    from hallubench.models import MODELS, get_model
+    from hallubench.models import MODELS, get_model, model_config
 
     if options.model is None:
         raise ConfigError("--model is required unless --from-outputs is given")
@@ -76,12 +76,9 @@ def _load_model(options: RunOptions, device: str):
         args.setdefault("batch_size", options.batch_size)
         if options.dtype:
             args.setdefault("dtype", options.dtype)
+    args = model_config(options.model, args)  # unknown or missing keys: ConfigError before any weights load
     try:
         return get_model(options.model, **args)
-    except TypeError as err:
-        if "unexpected keyword argument" not in str(err):
-            raise
-        raise ConfigError(f"--model-args for --model {options.model}: {err}") from None
     except (OSError, ValueError) as err:  # no such checkpoint, bad dtype, missing API key, ...
         raise ConfigError(f"--model {options.model}: cannot load {args['model']!r}: {err}") from err
 
