@@ -95,9 +95,10 @@ PARSERS: Registry[Callable[..., Any]] = Registry("parser", "hallubench.benchmark
 BUILDERS: Registry[type] = Registry("benchmark builder", "hallubench.builders")
 MINI_RELEASES: Registry[Callable[..., Any]] = Registry("mini release", "hallubench.builders.mini")
 MODELS: Registry[Callable[..., Any]] = Registry("model adapter", "hallubench.models")
+MODEL_FAMILIES: Registry[Callable[..., Any]] = Registry("model family", "hallubench.models.hf")
 JUDGES: Registry[Callable[..., Any]] = Registry("judge", "hallubench.ranking.judging")
 METRICS: Registry[Any] = Registry("metric", "hallubench.metrics")
-ALL = (TASKS, PARSERS, BUILDERS, MINI_RELEASES, MODELS, JUDGES, METRICS)
+ALL = (TASKS, PARSERS, BUILDERS, MINI_RELEASES, MODELS, MODEL_FAMILIES, JUDGES, METRICS)
 
 
 def register_task(task: T) -> T:
@@ -127,6 +128,17 @@ def register_model(name: str, config: type | None = None):
         if config is not None:
             factory.config = config
         return MODELS.register(name, factory)
+
+    return register
+
+
+def register_family(*model_types: str):
+    """`@register_family("qwen2_vl", ...)`: how the hf adapter loads checkpoints of these `config.model_type`s,
+    `load(path, config, **from_pretrained_kwargs) -> torch.nn.Module` (text-only causal LMs need none)."""
+    def register(load):
+        for model_type in model_types:
+            MODEL_FAMILIES.register(model_type, load)
+        return load
 
     return register
 

@@ -8,7 +8,8 @@ import sys
 import pytest
 
 from hallubench.errors import RegistryError
-from hallubench.registry import ALL, BUILDERS, JUDGES, METRICS, MINI_RELEASES, MODELS, PARSERS, TASKS, Registry
+from hallubench.registry import (ALL, BUILDERS, JUDGES, METRICS, MINI_RELEASES, MODEL_FAMILIES, MODELS, PARSERS, TASKS,
+                                 Registry)
 
 
 @pytest.fixture
@@ -29,6 +30,7 @@ def test_builtin_plugins_are_registered():
     assert {"yes_no", "cchall_option", "text"} <= set(PARSERS)
     assert set(MODELS) == {"hf", "openai"} and set(JUDGES) == {"embedding", "nli", "llm"}
     assert {"pa_hr", "cchall", "crosscheck", "mhalubench", "sac3"} <= set(METRICS)
+    assert {"qwen2_5_omni", "qwen2_vl", "qwen2_5_vl", "llava_onevision", "qwen2_audio"} <= set(MODEL_FAMILIES)
     # every task names a registered parser and (when scored in one run) a registered metric
     assert all(t.parser in PARSERS and (t.metric is None or t.metric in METRICS) for t in TASKS.values())
 
