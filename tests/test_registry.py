@@ -60,6 +60,8 @@ def test_toy_benchmark_runs_through_build_and_run(toy, tmp_path, capsys):
     release = make_release("toybench", tmp_path / "release")
     data = tmp_path / "data"
     assert main(["build", "toybench", "--source", str(release), "--out", str(data / "toybench")]) == 0
+    # its dataset is a Hub benchmark too: eval.yaml lists the task's scores (its higher_is_better)
+    assert "id: toybench_accuracy" in (data / "toybench" / "eval.yaml").read_text()
     out = tmp_path / "run"
     assert main(["run", "--model", "always_yes", "--model-args", "pretrained=toy", "--tasks", "toybench",
                  "--data-dir", str(data), "--output-dir", str(out)]) == 0
