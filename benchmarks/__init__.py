@@ -1,39 +1,37 @@
-"""Benchmark tasks. Each module here that defines `TASKS` contributes its tasks; adding a task is one file.
+"""Benchmark tasks and their parsers. Importing this package imports each of its modules, and each module
+registers what its benchmark owns (`hallubench.registry.register_task`, `register_parser`); adding a
+task is one file.
 
 Lookup is by exact name; an unknown name raises an error listing the valid ones.
 """
 from __future__ import annotations
 
-import importlib
-import pkgutil
-from functools import lru_cache
+from typing import Any, Callable
 
 from hallubench.benchmarks.task import MediaSpec, Task
+from hallubench.registry import PARSERS, TASKS, discover_modules
 
-__all__ = ["MediaSpec", "Task", "get_task", "task_names", "all_tasks"]
+__all__ = ["MediaSpec", "Task", "all_tasks", "get_parser", "get_task", "task_names"]
 
 
-@lru_cache(maxsize=1)
 def all_tasks() -> dict[str, Task]:
-    """Every task defined by a module of this package, by name."""
-    tasks: dict[str, Task] = {}
-    for info in pkgutil.iter_modules(__path__):
-        module = importlib.import_module(f"{__name__}.{info.name}")
-        for task in getattr(module, "TASKS", ()):
-            if task.name in tasks:
-                raise ValueError(f"task {task.name!r} is defined twice (second time in {module.__file__})")
-            tasks[task.name] = task
-    return tasks
+    """Every registered task, by name."""
+    return dict(TASKS)
 
 
 def task_names() -> list[str]:
     """Sorted names of all registered tasks."""
-    return sorted(all_tasks())
+    return sorted(TASKS)
 
 
 def get_task(name: str) -> Task:
     """The task called exactly `name`; KeyError listing the valid names otherwise."""
-    tasks = all_tasks()
-    if name not in tasks:
-        raise KeyError(f"unknown task {name!r}; valid tasks: {', '.join(sorted(tasks))}")
-    return tasks[name]
+    return TASKS.lookup(name)
+
+
+def get_parser(name: str) -> Callable[..., Any]:
+    """The parser called exactly `name` (raw text + the task's metric_inputs -> answer, None if unparseable)."""
+    return PARSERS.lookup(name)
+
+
+discover_modules(__name__, __path__)

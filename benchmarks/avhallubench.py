@@ -9,6 +9,7 @@ the human descriptions are kept as references for RefCheck.
 """
 from hallubench.benchmarks.task import MediaSpec, Task
 from hallubench.models.protocol import GenerationSettings
+from hallubench.registry import register_task
 
 NUM_SAMPLES = 10
 CLIP = MediaSpec(video="video", audio="video")
@@ -18,7 +19,8 @@ SOURCE = "Sun et al. 2024, CrossCheckGPT, arXiv:2405.13684; Hub scb10x/avhallube
 SCORED_BY = "crosscheck over the run folders of several models (hallubench.metrics.crosscheck)"
 
 
-def _task(name: str, question: str, reference_field: str | None) -> Task:
+def _task(name: str, question: str, reference_field: str | None, modality: str | None = None,
+          demo: bool = False) -> Task:
     return Task(
         name=name,
         benchmark="avhallubench",
@@ -32,11 +34,13 @@ def _task(name: str, question: str, reference_field: str | None) -> Task:
         scored_by=SCORED_BY,
         reference=(lambda row: row[reference_field]) if reference_field else None,
         source=SOURCE,
+        evidence_modality=modality,
+        demo=demo,
     )
 
 
-TASKS = (
-    _task("avhallubench_visual", "Describe the video in one paragraph.", "visual_description"),
-    _task("avhallubench_audio", "Describe the audio in one paragraph.", "audio_description"),
-    _task("avhallubench_speech", "What does the man/woman say in the video?", "audio_description"),
-)
+# The visual and audio descriptions make the audio-visual pair of a ranking (each checked against both).
+register_task(_task("avhallubench_visual", "Describe the video in one paragraph.", "visual_description", "visual",
+                    demo=True))
+register_task(_task("avhallubench_audio", "Describe the audio in one paragraph.", "audio_description", "audio"))
+register_task(_task("avhallubench_speech", "What does the man/woman say in the video?", "audio_description"))

@@ -16,7 +16,9 @@ Scored by the `cchall` metric (accuracy / macro-F1) with a per-`dataset_source` 
 import re
 
 from hallubench.benchmarks.task import MediaSpec, Row, Task
+from hallubench.metrics.cchall.cchall import parse_cchall
 from hallubench.models.protocol import GenerationSettings
+from hallubench.registry import register_parser, register_task
 
 HEAD = """You are a hallucination detection system tasked with categorizing hallucinations based on images , questions and answers in two different languages. Your job is to analyze the provided image, question, and both language answers to determine the type of hallucination, if any.
 
@@ -65,7 +67,13 @@ def metric_inputs(row: Row) -> dict:
     return {"options": [found[letter] for letter in "ABCD"] if sorted(found) == list("ABCD") else None}
 
 
-def _task(name: str, prompt, max_new_tokens: int, version: int) -> Task:
+@register_parser("cchall_option")
+def cchall_option(text: str, options: list[str] | None = None) -> str | None:
+    """The metric's own parse (`parse_cchall`), so the stored answer is the one it scores."""
+    return parse_cchall(text, options)
+
+
+def _task(name: str, prompt, max_new_tokens: int, version: int, demo: bool = False) -> Task:
     return Task(
         name=name,
         benchmark="cchall",
@@ -80,11 +88,10 @@ def _task(name: str, prompt, max_new_tokens: int, version: int) -> Task:
         metric_inputs=metric_inputs,
         higher_is_better={"accuracy": True, "macro_f1": True},
         version=version,
+        demo=demo,
         source="Zhang et al. 2025, ACL, arXiv:2505.19108; github.com/BRZ911/CCHall README get_prompt",
     )
 
 
-TASKS = (
-    _task("cchall", direct_prompt, 256, version=1),
-    _task("cchall_cot", cot_prompt, 1024, version=2),  # 2: the paper's Figure 11 prompt
-)
+register_task(_task("cchall", direct_prompt, 256, version=1, demo=True))
+register_task(_task("cchall_cot", cot_prompt, 1024, version=2))  # 2: the paper's Figure 11 prompt

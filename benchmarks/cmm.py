@@ -12,6 +12,7 @@ sub_category × granularity (object-level / event-level, Tables 3-4).
 """
 from hallubench.benchmarks.task import MediaSpec, Row, Task
 from hallubench.models.protocol import GenerationSettings
+from hallubench.registry import register_task
 
 SUFFIX = " Answer with yes or no."
 
@@ -26,7 +27,7 @@ def groups(row: Row) -> tuple[str, str]:
     return row["sub_category"], f"{row['sub_category']} / {row['granularity']}"
 
 
-TASKS = (
+register_task(
     Task(
         name="cmm",
         benchmark="cmm",
@@ -43,5 +44,6 @@ TASKS = (
         reference=lambda row: row["answer"],
         group=groups,
         source="Leng et al. 2024, arXiv:2410.12787; github.com/DAMO-NLP-SG/CMM",
+        demo=True,
     ),
 )

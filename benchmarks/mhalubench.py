@@ -8,10 +8,11 @@ recorded as media errors.
 """
 from hallubench.benchmarks.task import MediaSpec, Task
 from hallubench.models.protocol import GenerationSettings
+from hallubench.registry import register_task
 
 PROMPT = "Describe the image in one paragraph."
 
-TASKS = (
+register_task(
     Task(
         name="mhalubench",
         benchmark="mhalubench",

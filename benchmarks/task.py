@@ -1,7 +1,7 @@
 """What a benchmark task is: data, no behaviour beyond turning a dataset row into a prompt.
 
-A task module in this package defines `TASKS: tuple[Task, ...]`; the registry
-(`hallubench.benchmarks`) discovers every module that does.
+A task module in this package registers its tasks with `hallubench.registry.register_task`; importing
+`hallubench.benchmarks` imports every module of the package, so a new module is all a new task needs.
 """
 from __future__ import annotations
 
@@ -38,6 +38,9 @@ class Task:
     `metric_args` fixed arguments of the metric (e.g. the scoring rule the paper uses).
     `higher_is_better` gives each metric's direction (None: no better direction, e.g. a yes-ratio), and
     `version` is bumped whenever prompt, parsing or scoring change, so results.json says which numbers compare.
+    `evidence_modality` ("visual" or "audio") says what a cross-checkable task's samples witness: a
+    benchmark with a visual and an audio task gets audio-visual boards in a ranking (CrossCheckGPT §4).
+    `demo` marks the tasks `hallubench demo` runs on the embedded mini benchmarks.
     """
 
     name: str
@@ -58,3 +61,10 @@ class Task:
     version: int = 1
     scored_by: str | None = None
     source: str = ""
+    evidence_modality: str | None = None
+    demo: bool = False
+
+    @property
+    def cross_checkable(self) -> bool:
+        """Whether the task draws stochastic samples that other models' answers can be checked against."""
+        return self.samples is not None

@@ -8,26 +8,22 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hallubench.builders.avhallubench import AVHalluBench
-from hallubench.builders.base import BuildError, ReleaseBuilder
-from hallubench.builders.cchall import CCHall
-from hallubench.builders.cmm import CMM
+from hallubench.builders.base import ReleaseBuilder
 from hallubench.builders.folder import BuildSummary, build_release
 from hallubench.builders.hub import HUB_PREFIX, fetch_release
-from hallubench.builders.mhalubench import MHaluBench
-from hallubench.builders.sac3 import SAC3
+from hallubench.errors import BuildError
+from hallubench.registry import BUILDERS, discover_modules
 
-BENCHMARKS: dict[str, type[ReleaseBuilder]] = {
-    cls.NAME: cls for cls in (AVHalluBench, CMM, CCHall, MHaluBench, SAC3)
-}
+# Every builder module registers its class (`@register_builder`); BENCHMARKS is that registry.
+BENCHMARKS = BUILDERS
 
 
 def builder_for(benchmark: str) -> type[ReleaseBuilder]:
     """The builder class of `benchmark`; BuildError listing the valid names otherwise."""
     try:
-        return BENCHMARKS[benchmark]
+        return BUILDERS[benchmark]
     except KeyError:
-        raise BuildError(f"unknown benchmark {benchmark!r}; choose one of: {', '.join(BENCHMARKS)}") from None
+        raise BuildError(f"unknown benchmark {benchmark!r}; choose one of: {', '.join(sorted(BUILDERS))}") from None
 
 
 def build_with_summary(benchmark: str, source: str | Path | None, out: str | Path, skip_missing: bool = False,
@@ -36,7 +32,7 @@ def build_with_summary(benchmark: str, source: str | Path | None, out: str | Pat
     builder_cls = builder_for(benchmark)
     snapshot = None
     if source is None or str(source).startswith(HUB_PREFIX):
-        snapshot = fetch_release(benchmark, None if source is None else str(source))
+        snapshot = fetch_release(builder_cls, None if source is None else str(source))
         source = snapshot.path
     return build_release(builder_cls, source, out, skip_missing=skip_missing, overwrite=overwrite, mini=mini,
                          origin=snapshot)
@@ -46,7 +42,7 @@ def build(benchmark: str, source: str | Path | None, out: str | Path, skip_missi
           overwrite: bool = False, mini: bool = False) -> Path:
     """Convert the official release of `benchmark` at `source` into the dataset folder `out`; returns `out`.
 
-    `source` None downloads the official release from the Hub (`hallubench.builders.hub.HUB_RELEASES`), and
+    `source` None downloads the official release from the Hub (its builder's `HUB_RELEASE`), and
     "hub:<repo_id>[@revision]" another Hub repo; the card records the repo and the commit built from.
 
     Bad input raises BuildError naming the file and row; with `skip_missing`, bad rows are left out
@@ -55,5 +51,7 @@ def build(benchmark: str, source: str | Path | None, out: str | Path, skip_missi
     """
     return build_with_summary(benchmark, source, out, skip_missing, overwrite, mini).path
 
+
+discover_modules(__name__, __path__)
 
 __all__ = ["BENCHMARKS", "BuildError", "BuildSummary", "ReleaseBuilder", "build", "build_with_summary", "builder_for"]

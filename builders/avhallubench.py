@@ -14,6 +14,7 @@ from typing import Any
 
 import datasets
 
+from hallubench.registry import register_builder
 from hallubench.builders.base import PLAIN_ID, ReleaseBuilder, RowError, load_json_list, strings
 
 FIELDS = ("video_id", "source", "audio_description", "visual_description")
@@ -21,8 +22,10 @@ LAYOUT = "the official AVHalluBench layout: data.json (list of {video_id, source
          "visual_description}) next to videos/<video_id>.mp4"
 
 
+@register_builder
 class AVHalluBench(ReleaseBuilder):
     NAME = "avhallubench"
+    HUB_RELEASE = "scb10x/avhallubench"
     SUMMARY_COLUMNS = ("source",)
     MEDIA_PATH_COLUMNS = ("video",)
     BUILDER_CONFIGS = [datasets.BuilderConfig(name="default")]

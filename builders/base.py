@@ -15,6 +15,8 @@ from pathlib import Path, PurePosixPath
 from typing import Any, Iterable, Iterator
 
 import datasets
+from hallubench.builders import safe_files
+from hallubench.errors import BuildError, RowError
 
 SKIP_HINT = ("Fix the release, or pass --skip-missing (skip_missing=True) to skip such rows; "
              "they are then listed in skipped.jsonl in the output folder.")
@@ -22,19 +24,13 @@ SKIP_HINT = ("Fix the release, or pass --skip-missing (skip_missing=True) to ski
 PLAIN_ID = re.compile(r"[A-Za-z0-9_.\-]+")
 
 
-class BuildError(ValueError):
-    """Bad input or output location. The message names the file (and row) and what to do."""
-
-
-class RowError(Exception):
-    """A problem with one row of the release."""
-
-
 class ReleaseBuilder(datasets.GeneratorBasedBuilder):
     """Base of the benchmark builders: subclasses set NAME, FEATURES, BUILDER_CONFIGS and implement
     `read_records` and `convert`; `output_configs` maps the generated split onto published configs."""
 
     NAME: str = ""
+    HUB_RELEASE: str | None = None  # the Hub dataset repo of the official release, in the layout read here
+    ELSEWHERE: str = ""  # where the release is published when it has no Hub copy in that layout
     FEATURES: datasets.Features | dict[str, datasets.Features]
     SUMMARY_COLUMNS: tuple[str, ...] = ()  # label-like columns whose value counts `summarize` shows
     MEDIA_PATH_COLUMNS: tuple[str, ...] = ()  # video/audio columns holding paths relative to the folder
@@ -47,6 +43,11 @@ class ReleaseBuilder(datasets.GeneratorBasedBuilder):
         self.skipped: list[dict[str, Any]] = []  # rows left out, each with file, index, id and reason
         self.notes: list[str] = []  # facts about this build worth a line in the dataset card
         super().__init__(**kwargs)
+
+    @classmethod
+    def card_template(cls) -> str:
+        """The dataset card (a string.Template filled with $configs, $rows, $media, $notes): cards/<NAME>.md."""
+        return (Path(__file__).parent / "cards" / f"{cls.NAME}.md").read_text(encoding="utf-8")
 
     # --- to implement -------------------------------------------------------------------------
     def read_records(self) -> tuple[Path, Iterable[Any]]:
@@ -112,8 +113,6 @@ class ReleaseBuilder(datasets.GeneratorBasedBuilder):
         `src` is a Path or any object with exists() and open() (a zip member). Hard-links when it can (same
         file system), else copies. A file already placed (two rows of one clip) is kept.
         """
-        from hallubench.builders import safe_files
-
         check_relative(rel)
         # os.PathLike, not Path: datasets swaps the `Path` of builder modules for its own streaming class.
         if isinstance(src, os.PathLike):  # stat first: a link out of the release, a FIFO or a device is never opened

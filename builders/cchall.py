@@ -14,8 +14,9 @@ import datasets
 import pyarrow as pa
 import pyarrow.parquet as pq
 from PIL import UnidentifiedImageError
-
-from hallubench.builders.base import (BuildError, ReleaseBuilder, RowError, check_relative, column_values, image_cell,
+from hallubench.errors import BuildError
+from hallubench.registry import register_builder
+from hallubench.builders.base import (ReleaseBuilder, RowError, check_relative, column_values, image_cell,
                                       strings, subsets)
 from hallubench.builders.safe_files import decode_image
 
@@ -24,8 +25,10 @@ TEXT_FIELDS = ("dataset_source", "image_id", "question", "response1", "response2
 COLUMNS = ("question_id",) + TEXT_FIELDS + ("image",)
 
 
+@register_builder
 class CCHall(ReleaseBuilder):
     NAME = "cchall"
+    HUB_RELEASE = "67L11/CCHall"
     SUMMARY_COLUMNS = ("label", "language_category")
     BUILDER_CONFIGS = [datasets.BuilderConfig(name="all")]
     DEFAULT_OUTPUT_CONFIG = "all"

@@ -15,8 +15,9 @@ from pathlib import Path, PurePosixPath
 from typing import IO, Any
 
 import datasets
-
-from hallubench.builders.base import (BuildError, ReleaseBuilder, RowError, column_values, load_json_list, strings,
+from hallubench.errors import BuildError
+from hallubench.registry import register_builder
+from hallubench.builders.base import (ReleaseBuilder, RowError, column_values, load_json_list, strings,
                                       subsets)
 
 SUB_CATEGORIES = (
@@ -30,8 +31,10 @@ SUFFIX = "answer with yes or no."
 MEDIA_DIR = "reorg_raw_files"
 
 
+@register_builder
 class CMM(ReleaseBuilder):
     NAME = "cmm"
+    HUB_RELEASE = "DAMO-NLP-SG/CMM"
     SUMMARY_COLUMNS = ("answer",)
     MEDIA_PATH_COLUMNS = ("video_path", "audio_path")
     BUILDER_CONFIGS = [datasets.BuilderConfig(name="all")]

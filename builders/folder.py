@@ -29,14 +29,14 @@ from datasets.exceptions import DatasetGenerationError
 from datasets.info import DatasetInfosDict
 from huggingface_hub import DatasetCardData
 
-from hallubench.builders.base import PLAIN_ID, BuildError, ReleaseBuilder, RowError
+from hallubench.builders.base import PLAIN_ID, ReleaseBuilder, RowError
+from hallubench.errors import BuildError
 from hallubench.builders.eval_yaml import FILE as EVAL_FILE
 from hallubench.builders.eval_yaml import eval_yaml
 from hallubench.builders.hub import Snapshot
 from hallubench.builders.safe_files import (check_output_location, is_output_error, output_error, regular_file_inside,
                                             release_root)
 
-CARDS = Path(__file__).parent / "cards"
 SPLIT = "test"
 FINGERPRINT_CHARS = 16  # hex digits of the sha256 of a data file in its name: test-<fingerprint>.parquet
 
@@ -169,7 +169,7 @@ def render_card(builder_cls: type[ReleaseBuilder], summary: BuildSummary) -> str
     if summary.skipped:
         notes.append(f"{len(summary.skipped)} row(s) of the release were left out; skipped.jsonl lists each "
                      "with its file, index, id and reason.")
-    template = Template((CARDS / f"{builder_cls.NAME}.md").read_text(encoding="utf-8"))
+    template = Template(builder_cls.card_template())
     return template.substitute(configs=card_yaml(builder_cls, summary).rstrip("\n"), rows="\n".join(rows),
                                media=media_paths(builder_cls),
                                notes="\n".join(f"- {note}" for note in notes) or "- None.")

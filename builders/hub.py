@@ -1,6 +1,6 @@
 """Official releases and built datasets from the Hugging Face Hub, through `huggingface_hub.snapshot_download`.
 
-`hallubench build <benchmark>` without --source downloads the benchmark's official Hub release (HUB_RELEASES);
+`hallubench build <benchmark>` without --source downloads the benchmark's official Hub release (its builder's HUB_RELEASE);
 `--source hub:<repo_id>[@revision]` names another repo or revision. The snapshot goes to the huggingface_hub
 cache (HF_HOME, HF_ENDPOINT and HF_TOKEN apply as everywhere), so a second build reuses it; the resolved
 commit is recorded in the built dataset's card. Offline or refused, the error says what to download and where.
@@ -10,20 +10,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from hallubench.builders.base import ReleaseBuilder
+from hallubench.errors import BuildError
 
-from hallubench.builders.base import BuildError
-
-# Benchmarks whose official release is a Hub dataset repo, in the layout its builder reads.
-HUB_RELEASES = {
-    "avhallubench": "scb10x/avhallubench",
-    "cmm": "DAMO-NLP-SG/CMM",
-    "cchall": "67L11/CCHall",
-}
-# Where the others are published (no Hub copy in the layout their builder reads).
-ELSEWHERE = {
-    "mhalubench": "image_to_text_annotated.json (+ images/) from github.com/BriansIDP/crosscheckgpt data/VisualImage/",
-    "sac3": "the four files of github.com/intuit/sac3 dataset/",
-}
 HUB_PREFIX = "hub:"
 REPO_ID = re.compile(r"[A-Za-z0-9][\w.\-]*/[\w.\-]+")
 
@@ -80,13 +69,14 @@ def _first_line(err: BaseException) -> str:
     return text.splitlines()[0] if text else type(err).__name__
 
 
-def fetch_release(benchmark: str, source: str | None) -> Snapshot:
-    """The official release of `benchmark` from the Hub: its default repo, or `source` ("hub:org/name[@rev]")."""
+def fetch_release(builder_cls: type[ReleaseBuilder], source: str | None) -> Snapshot:
+    """The official release of a benchmark from the Hub: its builder's HUB_RELEASE, or `source` ("hub:org/name[@rev]")."""
+    benchmark = builder_cls.NAME
     if source is None:
-        if benchmark not in HUB_RELEASES:
-            raise BuildError(f"{benchmark} has no official release on the Hub; download {ELSEWHERE[benchmark]} and "
+        if builder_cls.HUB_RELEASE is None:
+            raise BuildError(f"{benchmark} has no official release on the Hub; download {builder_cls.ELSEWHERE} and "
                              f"pass its folder as --source.")
-        repo = (HUB_RELEASES[benchmark], None)
+        repo = (builder_cls.HUB_RELEASE, None)
     else:
         repo = parse_repo(source)
         if repo is None:

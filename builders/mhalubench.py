@@ -14,6 +14,7 @@ from typing import Any
 
 import datasets
 
+from hallubench.registry import register_builder
 from hallubench.builders.base import ReleaseBuilder, RowError, image_cell, load_json_list, strings
 
 FILE = "image_to_text_annotated.json"
@@ -24,8 +25,10 @@ SEGMENT = {"segment": datasets.Value("string"), "segment_label": datasets.Value(
            "segment_category": datasets.List(datasets.Value("string")), "claims": datasets.List(CLAIM)}
 
 
+@register_builder
 class MHaluBench(ReleaseBuilder):
     NAME = "mhalubench"
+    ELSEWHERE = "image_to_text_annotated.json (+ images/) from github.com/BriansIDP/crosscheckgpt data/VisualImage/"
     SUMMARY_COLUMNS = ("task_type",)
     BUILDER_CONFIGS = [datasets.BuilderConfig(name="default")]
     FEATURES = datasets.Features({

@@ -22,6 +22,7 @@ from typing import Any
 
 import datasets
 
+from hallubench.registry import register_builder
 from hallubench.builders.base import ReleaseBuilder, RowError, load_json_list, strings
 
 FILES = {
@@ -43,8 +44,10 @@ COMMON = {"id": datasets.Value("string"), "question": datasets.Value("string"),
 LABELLED = {**COMMON, "right_answers": TEXTS}
 
 
+@register_builder
 class SAC3(ReleaseBuilder):
     NAME = "sac3"
+    ELSEWHERE = "the four files of github.com/intuit/sac3 dataset/"
     SUMMARY_COLUMNS = ("hallucinated",)
     BUILDER_CONFIGS = [datasets.BuilderConfig(name=name) for name in FILES]
     FEATURES = {

@@ -19,7 +19,7 @@ from typing import Any
 
 from PIL import Image
 
-from hallubench.builders.base import BuildError, RowError
+from hallubench.errors import BuildError, RowError
 
 # Above this an image is refused rather than decoded (PIL's own default bomb limit is about 179 MP).
 MAX_IMAGE_PIXELS = 64_000_000

@@ -10,7 +10,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from hallubench.builders import BENCHMARKS, BuildError, build_with_summary
+from hallubench.builders import BENCHMARKS, build_with_summary
+from hallubench.errors import BuildError
 
 
 def register(subparsers: argparse._SubParsersAction, summary: str) -> None:

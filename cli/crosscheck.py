@@ -28,9 +28,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from hallubench.cli.rank import RANK_OPTIONS, add_rank_arguments, finish, rank_options
-from hallubench.cli.run import add_generation_arguments
-from hallubench.harness.options import ConfigError, parse_gen_kwargs, parse_kv, read_yaml_options
+from hallubench.cli.flags import RANK_OPTIONS, add_generation_arguments, add_model_arguments, add_rank_arguments
+from hallubench.cli.rank import finish, rank_options
+from hallubench.harness.options import parse_gen_kwargs, parse_kv, read_yaml_options
+from hallubench.errors import ConfigError
 from hallubench.judges.cached import JudgeError
 from hallubench.models.protocol import ModelUnusable
 
@@ -45,9 +46,8 @@ def register(subparsers: argparse._SubParsersAction, summary: str) -> None:
                               description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
                               argument_default=S)
     p.add_argument("--config", type=Path, help="YAML file with these options and a `models:` list")
-    p.add_argument("--model", help="model adapter for --models (default hf)")
+    add_model_arguments(p, "model adapter for --models (default hf)", 'shared adapter arguments "dtype=float32"')
     p.add_argument("--models", help="comma-separated checkpoints (paths or Hub ids); display name = last component")
-    p.add_argument("--model-args", "--model_args", dest="model_args", help='shared adapter arguments "dtype=float32"')
     p.add_argument("--tasks", help="comma-separated cross-checkable tasks, e.g. avhallubench_visual,avhallubench_audio")
     p.add_argument("--output-dir", "--output_dir", dest="output_dir", type=Path,
                    help="folder for runs/<model> and ranking/ (default runs/crosscheck)")

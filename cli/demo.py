@@ -18,10 +18,6 @@ import argparse
 import sys
 from pathlib import Path
 
-BENCHMARKS = ("avhallubench", "cmm", "cchall", "mhalubench", "sac3")
-TASKS = ["cmm", "cchall", "avhallubench_visual"]
-
-
 def register(subparsers: argparse._SubParsersAction, summary: str) -> None:
     p = subparsers.add_parser("demo", help=summary,
                               description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -48,7 +44,9 @@ def show_datasets(data_dir: Path) -> None:
     from hallubench.harness.report import markdown_table
 
     datasets.disable_progress_bars()
-    rows = [row for name in BENCHMARKS for row in summarize(name, data_dir / name)]
+    from hallubench.registry import MINI_RELEASES
+
+    rows = [row for name in sorted(MINI_RELEASES) for row in summarize(name, data_dir / name)]
     print(markdown_table(["benchmark", "config", "rows", "labels"], rows))
     print(f"\n(built datasets: {data_dir}; each loads with datasets.load_dataset(folder, config, split='test'))")
 
@@ -60,13 +58,16 @@ def evaluate_tiny_model(out: Path, limit: int | None) -> None:
     from hallubench.harness.options import RunOptions
     from hallubench.harness.report import table
     from hallubench.harness.runner import run
-    from hallubench.models.tiny import make_tiny_model
+    from hallubench.testing.tiny_models import make_tiny_model
 
     torch.set_num_threads(1)  # identical numbers on every rerun of the demo
     model_dir = out / "models" / "qwen2_5_omni"
     if not (model_dir / "config.json").exists():
         model_dir = make_tiny_model("qwen2_5_omni", out / "models")
-    options = RunOptions(model="hf", model_args={"pretrained": str(model_dir), "dtype": "float32"}, tasks=TASKS,
+    from hallubench.benchmarks import all_tasks
+
+    tasks = [name for name, task in all_tasks().items() if task.demo]
+    options = RunOptions(model="hf", model_args={"pretrained": str(model_dir), "dtype": "float32"}, tasks=tasks,
                          output_dir=out / "run", data_dir=MINI, limit=limit, num_samples=0, num_frames=4,
                          gen_kwargs={"max_new_tokens": 24})
     results = run(options)
@@ -77,10 +78,13 @@ def evaluate_tiny_model(out: Path, limit: int | None) -> None:
 
 def rank_tiny_models(out: Path, limit: int | None) -> None:
     from hallubench.harness.data import MINI
+    from hallubench.benchmarks import task_names
     from hallubench.ranking import crosscheck
-    from hallubench.ranking.demo import tiny_specs
+    from hallubench.testing.demo import tiny_specs
+    from hallubench.ranking.pipeline import audio_visual_pairs
 
-    ranking = crosscheck(tiny_specs(out / "models"), ["avhallubench_visual", "avhallubench_audio"],
+    visual, audio = audio_visual_pairs(task_names())[0]
+    ranking = crosscheck(tiny_specs(out / "models"), [visual, audio],
                          out / "crosscheck", judge="embedding", num_samples=2, data_dir=MINI, limit=limit,
                          run_options={"num_frames": 4, "gen_kwargs": {"max_new_tokens": 24}}, refcheck=True)
     print(ranking.table())
@@ -88,7 +92,7 @@ def rank_tiny_models(out: Path, limit: int | None) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    from hallubench.harness.options import ConfigError
+    from hallubench.errors import ConfigError
 
     try:
         _run(args)

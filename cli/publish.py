@@ -15,7 +15,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from hallubench.harness.options import ConfigError, parse_kv
+from hallubench.harness.options import parse_kv
+from hallubench.errors import ConfigError
 
 
 def register(subparsers: argparse._SubParsersAction, summary: str) -> None:
@@ -41,7 +42,8 @@ def register(subparsers: argparse._SubParsersAction, summary: str) -> None:
 
 
 def _publish(run_dir: Path, **kwargs) -> int:
-    from hallubench.harness.publish import PublishError, publish_run
+    from hallubench.publish.runs import publish_run
+    from hallubench.errors import PublishError
 
     try:
         report = publish_run(run_dir, **kwargs)
@@ -67,12 +69,6 @@ def handle(args: argparse.Namespace) -> int:
                     benchmark_ids={k: str(v) for k, v in benchmark_ids.items()}, allow_mini_data=args.allow_mini_data)
 
 
-def push_after_run(args: argparse.Namespace) -> int:
+def push_after_run(run_dir: Path, repo_id: str) -> int:
     """`hallubench run --push-to-hub REPO`: publish the run folder just written, with the default options."""
-    if getattr(args, "from_outputs", None):
-        run_dir = getattr(args, "output_dir", None) or args.from_outputs
-    else:
-        from hallubench.cli.run import build_options
-
-        run_dir = build_options(args).output_dir
-    return _publish(Path(run_dir), repo_id=args.push_to_hub)
+    return _publish(Path(run_dir), repo_id=repo_id)

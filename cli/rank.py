@@ -24,37 +24,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from hallubench.harness.options import ConfigError, parse_kv
+from hallubench.cli.flags import RANK_OPTIONS, add_rank_arguments
+from hallubench.harness.options import parse_kv
+from hallubench.errors import ConfigError
 from hallubench.judges.cached import JudgeError
 from hallubench.models.protocol import ModelUnusable
-from hallubench.ranking.judging import JUDGES
-from hallubench.ranking.aggregate import WEIGHTINGS
 
 S = argparse.SUPPRESS
-RANK_OPTIONS = ("judge", "judge_args", "cache", "weighting", "temperature", "refcheck", "reference",
-                "reference_higher_is_better", "strict_judging")
-
-
-def add_rank_arguments(p: argparse.ArgumentParser) -> None:
-    """Flags shared by `rank` and `crosscheck` (defaults applied in `rank_options`)."""
-    p.add_argument("--judge", choices=JUDGES, help="sentence judge (default embedding: offline all-MiniLM-L6-v2)")
-    p.add_argument("--judge-args", "--judge_args", dest="judge_args",
-                   help='judge options, e.g. "pretrained=PATH,device=cpu" (llm: adapter=hf|openai plus model args)')
-    p.add_argument("--cache", type=Path, help="judgment cache file (default $HALLUBENCH_CACHE/judgments.sqlite)")
-    p.add_argument("--weighting", choices=WEIGHTINGS, help="eta: task (default), query or uniform")
-    p.add_argument("--temperature", type=float,
-                   help="T of the eta softmax over the evidence models' SelfCheck scores (default 0.1); not a "
-                        "generation setting: that is --gen-kwargs temperature=...")
-    p.add_argument("--refcheck", action="store_true", help="also judge against the rows' human references")
-    p.add_argument("--reference", type=Path, help="reference scores or ranking (CSV or JSON) to correlate with")
-    p.add_argument("--reference-higher-is-better", "--reference_higher_is_better",
-                   dest="reference_higher_is_better", action="store_true",
-                   help="the reference's higher scores mean less hallucination")
-    p.add_argument("--strict-judging", "--strict_judging", dest="strict_judging", action="store_true",
-                   help="stop at the first judgment that fails even alone (default: record it as a judge error, "
-                        "scored 0.5 and reported, and go on); judgments received are cached either way")
-    p.add_argument("--push-to-hub", "--push_to_hub", dest="push_to_hub", metavar="REPO_ID",
-                   help="then upload the ranking folder to this Hub dataset repo (token: HF_TOKEN or login)")
 
 
 def rank_options(values: dict[str, Any]) -> dict[str, Any]:
@@ -66,8 +42,8 @@ def rank_options(values: dict[str, Any]) -> dict[str, Any]:
 
 
 def push(folder: Path, repo_id: str, command: str) -> int:
-    from hallubench.harness.publish import PublishError
-    from hallubench.ranking.hub import push_ranking
+    from hallubench.errors import PublishError
+    from hallubench.publish.rankings import push_ranking
 
     try:
         url, commit = push_ranking(folder, repo_id)

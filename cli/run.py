@@ -28,53 +28,28 @@ from contextlib import nullcontext
 from pathlib import Path
 
 from hallubench.benchmarks import task_names
-from hallubench.harness.options import (DTYPES, MODALITIES, ConfigError, RunOptions, parse_gen_kwargs, parse_kv,
-                                        read_yaml_options)
+from hallubench.errors import ConfigError
+from hallubench.cli.flags import add_generation_arguments, add_model_arguments, add_push_argument
+from hallubench.harness.options import RunOptions, parse_gen_kwargs, parse_kv, read_yaml_options
 from hallubench.models.protocol import ModelUnusable
+from hallubench.registry import MODELS
 
 S = argparse.SUPPRESS
-
-
-def add_generation_arguments(p: argparse.ArgumentParser) -> None:
-    """The data, generation and media flags every command that generates through the harness takes."""
-    p.add_argument("--data-dir", "--data_dir", dest="data_dir",
-                   help="required: a folder of built datasets (`hallubench build`), a Hub dataset repo id of a built "
-                        "benchmark (org/name[@revision]), or `mini` for the embedded synthetic mini benchmarks")
-    p.add_argument("--limit", type=int, help="first N samples of each task")
-    p.add_argument("--seed", type=int, help="run seed; each sample's seed derives from it, the task and the id")
-    p.add_argument("--batch-size", "--batch_size", dest="batch_size", type=int,
-                   help="conversations per greedy generate call (shortest prompts batched together; above 1 "
-                        "padding may change greedy outputs slightly); a conversation's n samples are always one "
-                        "call (num_return_sequences=n) from its own seed, so they do not depend on it")
-    p.add_argument("--device", help="hf models: cpu, cuda, cuda:1, ... or auto (device_map=auto: a model larger "
-                                    "than one GPU spread over all); default: the accelerate process's device")
-    p.add_argument("--dtype", choices=DTYPES, help="hf models: weights dtype; auto (default) is bfloat16 on GPUs "
-                                                   "that support it, float16 on older ones, the checkpoint's on CPU")
-    p.add_argument("--gen-kwargs", "--gen_kwargs", dest="gen_kwargs",
-                   help='override generation settings, e.g. "temperature=0.2,top_p=0.9,max_new_tokens=64"')
-    p.add_argument("--num-samples", "--num_samples", dest="num_samples", type=int,
-                   help="stochastic samples per item for tasks that cross-check (default: the task's, 10 for "
-                        "video and image; 0: none)")
-    p.add_argument("--modality", choices=MODALITIES, help="what media the model gets (default audio-visual)")
-    p.add_argument("--num-frames", "--num_frames", dest="num_frames", type=int, help="frames per video, uniform")
-    p.add_argument("--fps", type=float, help="sample frames at this rate instead (capped by --max-frames)")
-    p.add_argument("--max-frames", "--max_frames", dest="max_frames", type=int, help="frame cap with --fps")
 
 
 def register(subparsers: argparse._SubParsersAction, summary: str) -> None:
     p = subparsers.add_parser("run", help=summary, description=__doc__,
                               formatter_class=argparse.RawDescriptionHelpFormatter, argument_default=S)
     p.add_argument("--config", type=Path, help="YAML file whose keys are these options")
-    p.add_argument("--model", help="model adapter: hf or openai")
-    p.add_argument("--model-args", "--model_args", dest="model_args",
-                   help='adapter arguments "pretrained=PATH,dtype=float32" (pretrained = the checkpoint)')
+    add_model_arguments(p, "model adapter: " + " or ".join(sorted(MODELS)),
+                        'adapter arguments "pretrained=PATH,dtype=float32" (pretrained = the checkpoint)')
     p.add_argument("--tasks", help=f"comma-separated task names: {', '.join(task_names())}")
     p.add_argument("--output-dir", "--output_dir", dest="output_dir", type=Path, help="run folder (default runs/latest)")
     add_generation_arguments(p)
     p.add_argument("--from-outputs", "--from_outputs", dest="from_outputs", type=Path,
                    help="re-score this run folder's saved outputs without loading the model")
-    p.add_argument("--push-to-hub", "--push_to_hub", dest="push_to_hub", metavar="REPO_ID",
-                   help="then publish the run folder to this Hub dataset repo (as `hallubench publish RUN_DIR --repo REPO_ID`)")
+    add_push_argument(p, "then publish the run folder to this Hub dataset repo (as `hallubench publish RUN_DIR --repo "
+                         "REPO_ID`)")
     p.add_argument("--log-samples", "--log_samples", dest="log_samples", action="store_true",
                    help="accepted for lm-eval compatibility; samples are always written")
     p.set_defaults(func=handle)
@@ -130,5 +105,7 @@ def handle(args: argparse.Namespace) -> int:
     if results is not None and getattr(args, "push_to_hub", None):
         from hallubench.cli.publish import push_after_run
 
-        return push_after_run(args)
+        from_outputs = getattr(args, "from_outputs", None)
+        run_dir = (args.output_dir or from_outputs) if from_outputs else build_options(args).output_dir
+        return push_after_run(run_dir, args.push_to_hub)
     return 0

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from hallubench.benchmarks.task import Task
-from hallubench.harness.options import ConfigError
+from hallubench.errors import ConfigError
 
 COMPLETE = ".complete"
 MINI = "mini"
@@ -57,7 +57,7 @@ def resolve_data_dir(value: str | Path | None) -> Path:
         if not path.is_dir():
             raise ConfigError(f"--data-dir {given}: not a folder. {GUIDANCE}")
         return path
-    from hallubench.builders.base import BuildError
+    from hallubench.errors import BuildError
     from hallubench.builders.hub import HUB_PREFIX, download, parse_repo
 
     repo = parse_repo(given)

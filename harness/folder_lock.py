@@ -27,8 +27,7 @@ from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterator
-
-from hallubench.harness.options import ConfigError
+from hallubench.errors import ConfigError
 from hallubench.models.redact import redact
 
 LOCK_NAME = ".hallubench.lock"

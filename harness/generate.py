@@ -12,10 +12,11 @@ import dataclasses
 import time
 from typing import Any
 
+from hallubench.benchmarks import get_parser
 from hallubench.harness.media import prepare
 from hallubench.harness.options import RunOptions
-from hallubench.harness.parsers import get_parser
 from hallubench.harness.plan import WorkItem
+from hallubench.harness.records import SampleRecord
 from hallubench.loaders import MediaError
 from hallubench.models.protocol import ChatModel, GenerationError, GenerationSettings
 from hallubench.models.redact import redact
@@ -42,17 +43,15 @@ def _outputs(model: ChatModel, conversations: list, settings: GenerationSettings
 
 def base_record(item: WorkItem, model: ChatModel) -> dict[str, Any]:
     task = item.task
-    return {
-        "key": item.key, "task": task.name, "id": item.id, "model": model.name,
-        "model_fingerprint": model.fingerprint, "seed": item.seed,
-        "generation": dataclasses.asdict(item.generation),
-        "sample_generation": item.sample_generation and dataclasses.asdict(item.sample_generation),
-        "prompt": task.prompt(item.row),
-        "reference": task.reference(item.row) if task.reference else None,
-        "group": task.group(item.row) if task.group else None,
-        "metric_inputs": task.metric_inputs(item.row) if task.metric_inputs else None,
-        "media": None, "outputs": [], "samples": [], "parsed": None, "error": None,
-    }
+    return SampleRecord(
+        key=item.key, task=task.name, id=item.id, model=model.name, model_fingerprint=model.fingerprint,
+        seed=item.seed, generation=dataclasses.asdict(item.generation),
+        sample_generation=item.sample_generation and dataclasses.asdict(item.sample_generation),
+        prompt=task.prompt(item.row),
+        reference=task.reference(item.row) if task.reference else None,
+        group=task.group(item.row) if task.group else None,
+        metric_inputs=task.metric_inputs(item.row) if task.metric_inputs else None,
+    ).to_dict()
 
 
 def _generate(model: ChatModel, items: list[WorkItem], convs: list, records: list[dict[str, Any]]) -> None:

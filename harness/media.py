@@ -13,8 +13,9 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
-from hallubench.benchmarks.task import Row, Task
-from hallubench.harness.options import ConfigError, RunOptions
+from hallubench.benchmarks.task import MediaSpec, Row, Task
+from hallubench.harness.options import RunOptions
+from hallubench.errors import ConfigError
 from hallubench.loaders import MediaError, load_audio, load_image, load_video
 from hallubench.models.protocol import AudioPart, ImagePart, Message, Part, TextPart, VideoPart
 
@@ -35,7 +36,9 @@ def sent_kinds(task: Task, modality: str) -> set[str]:
 
 
 def check_modality(task: Task, modality: str) -> None:
-    """ConfigError when `modality` would leave the task with no media at all."""
+    """ConfigError when `modality` would leave the task with no media at all (a text-only task runs as it is)."""
+    if modality == "audio-visual" and task.media == MediaSpec():
+        return
     if modality == "audio-only" and task.media.audio is None:
         raise ConfigError(f"--modality audio-only: task {task.name!r} gives the model no audio")
     if not sent_kinds(task, modality):

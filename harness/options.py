@@ -5,11 +5,8 @@ import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-
+from hallubench.errors import ConfigError
 from hallubench.models.protocol import DTYPES, GenerationSettings
-
-class ConfigError(ValueError):
-    """A problem with what the user asked for (flag, YAML key, task name, data folder); the CLI prints it."""
 
 
 MODALITIES = ("audio-visual", "visual-only", "audio-only", "muted", "blank")

@@ -8,19 +8,20 @@ from pathlib import Path
 from hallubench.harness import store
 from hallubench.harness.environment import environment
 from hallubench.harness.results_schema import ModelInfo, Results, RunInfo
-from hallubench.harness.options import ConfigError
+from hallubench.errors import ConfigError, RunFolderNotFoundError
 from hallubench.harness.runner import RESULTS, resolve_tasks, score, utc_now, write_results
+from hallubench.harness.scoring import parse_records
 
 
 def rescore(run_dir: Path, output_dir: Path | None = None) -> Results:
     """Results from the records in `run_dir`, written to `output_dir` (default: `run_dir`)."""
     run_dir = Path(run_dir)
     if not run_dir.is_dir():
-        raise ConfigError(f"--from-outputs: {run_dir} is not a run folder")
+        raise RunFolderNotFoundError(f"--from-outputs: {run_dir} is not a run folder")
     t0, started = time.perf_counter(), utc_now()
     contents = store.read_store(run_dir)
     if not contents.records:
-        raise ConfigError(f"--from-outputs: {run_dir} holds no sample records (samples*.jsonl)")
+        raise RunFolderNotFoundError(f"--from-outputs: {run_dir} holds no sample records (samples*.jsonl)")
     seen: dict[tuple[str, str], str] = {}
     for key, record in contents.records.items():
         where = (record["task"], str(record["id"]))
@@ -30,8 +31,10 @@ def rescore(run_dir: Path, output_dir: Path | None = None) -> Results:
         seen[where] = key
     old_path = run_dir / RESULTS
     old = Results.from_dict(json.loads(old_path.read_text())) if old_path.exists() else None
-    records = list(contents.records.values())
-    tasks = resolve_tasks(sorted({r["task"] for r in records}))
+    tasks = resolve_tasks(sorted({r["task"] for r in contents.records.values()}))
+    by_name = {task.name: task for task in tasks}
+    # Parsed once more, by the current parser: the one reading that counts and results report.
+    records = [parsed for r in contents.records.values() for parsed in parse_records(by_name[r["task"]], [r])]
     totals = {t.name: old.tasks[t.name].n_total if old and t.name in old.tasks
               else sum(r["task"] == t.name for r in records) for t in tasks}
     first = records[0]

@@ -25,7 +25,8 @@ from hallubench.harness.data import mini_tasks, require_data_dir, resolve_data_d
 from hallubench.harness.environment import environment
 from hallubench.harness.generate import run_batch
 from hallubench.harness.media import check_model_accepts, check_modality
-from hallubench.harness.options import ConfigError, RunOptions
+from hallubench.harness.options import RunOptions
+from hallubench.errors import ConfigError
 from hallubench.harness.plot import PLOT, plot_results
 from hallubench.harness.plan import WorkItem, plan
 from hallubench.harness.results_schema import ModelInfo, Results, RunInfo
@@ -59,7 +60,7 @@ def error_summary(records: list[dict[str, Any]]) -> str | None:
 
 
 def _load_model(options: RunOptions, device: str):
-    from hallubench.models import MODELS, get_model
+    from hallubench.models import MODELS, get_model, model_config
 
     if options.model is None:
         raise ConfigError("--model is required unless --from-outputs is given")
@@ -75,12 +76,9 @@ def _load_model(options: RunOptions, device: str):
         args.setdefault("batch_size", options.batch_size)
         if options.dtype:
             args.setdefault("dtype", options.dtype)
+    args = model_config(options.model, args)  # unknown or missing keys: ConfigError before any weights load
     try:
         return get_model(options.model, **args)
-    except TypeError as err:
-        if "unexpected keyword argument" not in str(err):
-            raise
-        raise ConfigError(f"--model-args for --model {options.model}: {err}") from None
     except (OSError, ValueError) as err:  # no such checkpoint, bad dtype, missing API key, ...
         raise ConfigError(f"--model {options.model}: cannot load {args['model']!r}: {err}") from err
 

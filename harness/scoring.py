@@ -10,15 +10,14 @@ from __future__ import annotations
 
 from collections import defaultdict
 from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
+from hallubench.benchmarks import get_parser
 from hallubench.benchmarks.task import Task
-from hallubench.harness.parsers import get_parser
 from hallubench.harness.results_schema import GroupResult, TaskResult
 from hallubench.harness.uncertainty import METHOD, STDERR, bootstrap_stderr, fractions
+from hallubench.registry import METRICS
 
-METRICS_DIR = Path(__file__).resolve().parents[1] / "metrics"
 # Per-item bookkeeping in metric outputs that results.json reports in its own fields.
 _NOT_METRICS = ("by_group", "unparsed", "unparsed_indices", "n")
 
@@ -28,10 +27,7 @@ def load_metric(name: str):
     """The evaluate module of packaged metric `name`, loaded from its folder by path."""
     import evaluate
 
-    script = METRICS_DIR / name / f"{name}.py"
-    if not script.exists():
-        raise FileNotFoundError(f"metric {name!r} has no module at {script}")
-    return evaluate.load(str(script))
+    return evaluate.load(str(METRICS.lookup(name)))
 
 
 def _plain(value: Any) -> Any:
@@ -43,12 +39,19 @@ def _plain(value: Any) -> Any:
     return value.tolist() if hasattr(value, "tolist") else value
 
 
-def _counts(task: Task, records: list[dict[str, Any]], into: GroupResult) -> list[dict[str, Any]]:
-    """Fill the counts of `into`; return the records without errors."""
+def parse_records(task: Task, records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """`records` with `parsed` set again from their stored outputs by the task's parser (for re-scoring, where
+    the parser may have changed since generation); generation stores the same reading the first time."""
     parse = get_parser(task.parser)
+    return [{**r, "parsed": parse(r["outputs"][0], **(r.get("metric_inputs") or {}))} if r.get("error") is None
+            else r for r in records]
+
+
+def _counts(records: list[dict[str, Any]], into: GroupResult) -> list[dict[str, Any]]:
+    """Fill the counts of `into` from the stored parses; return the records without errors."""
     ok = [r for r in records if r.get("error") is None]
     into.n_selected, into.n_errors = len(records), len(records) - len(ok)
-    into.n_unparsed = sum(parse(r["outputs"][0], **(r.get("metric_inputs") or {})) is None for r in ok)
+    into.n_unparsed = sum(r.get("parsed") is None for r in ok)
     into.n_scored = len(ok) - into.n_unparsed
     return ok
 
@@ -87,7 +90,7 @@ def score_task(task: Task, records: list[dict[str, Any]], n_total: int) -> TaskR
     if records:
         result.generation = records[0]["generation"]
         result.sample_generation = records[0].get("sample_generation")
-    ok = _counts(task, records, result)
+    ok = _counts(records, result)
     by_group: dict[str, list[dict[str, Any]]] = defaultdict(list)
     if task.group is not None:
         for record in records:
@@ -95,7 +98,7 @@ def score_task(task: Task, records: list[dict[str, Any]], n_total: int) -> TaskR
                 by_group[name].append(record)
         for name in sorted(by_group):
             result.groups[name] = GroupResult()
-            _counts(task, by_group[name], result.groups[name])
+            _counts(by_group[name], result.groups[name])
     if task.metric is not None and ok:
         metric, per_item = load_metric(task.metric), _per_item_kwargs(task, ok)
         output = metric.compute(**per_item, **task.metric_args)

@@ -5,20 +5,8 @@ record). At the end the main process merges every record into `samples.jsonl`, s
 and removes the rank files. A torn last line (a write cut by kill -9) is skipped and reported; a bad
 line anywhere else is an error naming the file and line.
 
-A record (one JSON line; written by harness/generate.py):
-  key                 hash of task, id, model fingerprint, settings, media options and run seed
-  task, id            task name and the row's stable id (merged file order)
-  model, model_fingerprint
-  seed                the sample's own seed (the stochastic samples use seed + 1)
-  generation, sample_generation   effective GenerationSettings of the answer / the extra samples
-  prompt              the text the model got
-  media               what it saw: video {path, indices, timestamps, native_fps, duration},
-                      audio {path, start, end, sr, muted}, image {path, size, blank}
-  outputs, samples    raw answer(s) and the stochastic samples
-  parsed              the task parser's reading of outputs[0] (None: unparseable)
-  reference, group, metric_inputs   what scoring needs, so re-scoring needs no dataset
-  error               null, or {type: "media"|"generation", class, message}; outputs then empty
-  time_s              this sample's share of its batch's wall time
+A record is one JSON line, a `SampleRecord` (harness/records.py, with its schema version); reading
+checks every line (`check_record`).
 """
 from __future__ import annotations
 
@@ -28,7 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hallubench.harness.options import ConfigError
+from hallubench.errors import ConfigError, CorruptRecordError
+from hallubench.harness.records import check_record
 
 MERGED = "samples.jsonl"
 RANK_GLOB = "samples_rank*.jsonl"
@@ -59,12 +48,13 @@ def read_jsonl(path: Path) -> tuple[list[dict[str, Any]], bool]:
         if not line.strip():
             continue
         try:
-            records.append(json.loads(line))
+            data = json.loads(line)
         except json.JSONDecodeError as err:
             if number == len(lines):  # no newline after it: the write never finished
                 torn = True
                 continue
-            raise ConfigError(f"{path}:{number}: not a JSON record ({err}); fix or delete that line") from err
+            raise CorruptRecordError(f"{path}:{number}: not a JSON record ({err}); fix or delete that line") from err
+        records.append(check_record(data, f"{path}:{number}"))
     return records, torn
 
 

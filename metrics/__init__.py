@@ -20,3 +20,12 @@ HF_EVALUATE_OFFLINE=1 skips step 2 entirely (0.02-0.1 s), so set it on machines 
 `hallubench metrics push <name> --repo <space>` publishes a metric as an evaluate Space instead
 (`install.layout_space`, `install.push`).
 """
+from pathlib import Path
+
+from hallubench.registry import METRICS
+
+# evaluate loads a metric script as a stand-alone file, so a metric cannot register itself by decorator:
+# its folder <name>/<name>.py is its registration, made here when the package is imported.
+for _folder in sorted(Path(__file__).resolve().parent.iterdir()):
+    if (_folder / f"{_folder.name}.py").is_file():
+        METRICS.register(_folder.name, _folder / f"{_folder.name}.py")

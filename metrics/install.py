@@ -15,6 +15,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from hallubench.registry import METRICS
+
 METRICS_DIR = Path(__file__).resolve().parent
 NAMESPACE = "evaluate-metric"
 
@@ -27,20 +29,16 @@ class Installed:
 
 
 def available() -> dict[str, Path]:
-    """Packaged metrics: every folder here holding <name>/<name>.py, as name -> script path."""
-    return {
-        folder.name: folder / f"{folder.name}.py"
-        for folder in sorted(METRICS_DIR.iterdir())
-        if (folder / f"{folder.name}.py").is_file()
-    }
+    """Packaged metrics: every folder here holding <name>/<name>.py (the METRICS registry), as name -> script path."""
+    return dict(METRICS)
 
 
 def script(name: str) -> Path:
     """The script of packaged metric `name`; ValueError listing the known names otherwise."""
-    scripts = available()
-    if name not in scripts:
-        raise ValueError(f"unknown metric {name!r}; packaged metrics: {', '.join(scripts)}")
-    return scripts[name]
+    try:
+        return METRICS.lookup(name)
+    except KeyError as err:
+        raise ValueError(err.args[0]) from None
 
 
 def _check_self_contained(name: str, path: Path) -> None:

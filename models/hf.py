@@ -27,6 +27,8 @@ from typing import Any
 import numpy as np
 import torch
 
+from hallubench.registry import MODEL_FAMILIES, register_family
+
 from .protocol import (
     DTYPES,
     AudioPart,
@@ -43,7 +45,6 @@ from .protocol import (
 VISION_TEXT_TYPES = ("qwen2_vl", "qwen2_5_vl", "llava_onevision")
 OMNI_TYPES = ("qwen2_5_omni", "qwen2_5_omni_thinker")
 AUDIO_TYPES = ("qwen2_audio",)
-SUPPORTED_TYPES = OMNI_TYPES + VISION_TEXT_TYPES + AUDIO_TYPES + ("any text-only causal LM",)
 # Which processor attribute handles each media kind; a processor without it cannot take that kind.
 SUB_PROCESSORS = {"image": "image_processor", "video": "video_processor", "audio": "feature_extractor"}
 PART_KINDS = {ImagePart: "image", VideoPart: "video", AudioPart: "audio"}
@@ -77,34 +78,50 @@ def resolve_attention(attn_implementation: str | None, dtype: str, device: str) 
     return None
 
 
+@register_family(*OMNI_TYPES)
+def _omni(path: str, config: Any, **kwargs: Any) -> torch.nn.Module:
+    import transformers as tf
+
+    # Text out only: load the thinker; a full Omni checkpoint's "thinker." weights are remapped by transformers.
+    thinker_config = config.thinker_config if config.model_type == "qwen2_5_omni" else config
+    return tf.Qwen2_5OmniThinkerForConditionalGeneration.from_pretrained(path, config=thinker_config, **kwargs)
+
+
+@register_family(*VISION_TEXT_TYPES)
+def _vision_text(path: str, config: Any, **kwargs: Any) -> torch.nn.Module:
+    import transformers as tf
+
+    return tf.AutoModelForImageTextToText.from_pretrained(path, config=config, **kwargs)
+
+
+@register_family(*AUDIO_TYPES)
+def _audio(path: str, config: Any, **kwargs: Any) -> torch.nn.Module:
+    import transformers as tf
+
+    return tf.Qwen2AudioForConditionalGeneration.from_pretrained(path, config=config, **kwargs)
+
+
 def _load_model(path: str, config: Any, revision: str | None, dtype: Any, device: str,
                 attn_implementation: str | None = None) -> torch.nn.Module:
     import transformers as tf
 
-    model_type = config.model_type
     # device "auto": device_map="auto" spreads a model larger than one GPU over all of them (accelerate).
     kwargs = dict(revision=revision, dtype=dtype, device_map=device)
     if attn_implementation is not None:
         kwargs["attn_implementation"] = attn_implementation
-    if model_type in OMNI_TYPES:
-        # Text out only: load the thinker; a full Omni checkpoint's "thinker." weights are remapped by transformers.
-        thinker_config = config.thinker_config if model_type == "qwen2_5_omni" else config
-        return tf.Qwen2_5OmniThinkerForConditionalGeneration.from_pretrained(path, config=thinker_config, **kwargs)
-    if model_type in VISION_TEXT_TYPES:
-        return tf.AutoModelForImageTextToText.from_pretrained(path, config=config, **kwargs)
-    if model_type in AUDIO_TYPES:
-        return tf.Qwen2AudioForConditionalGeneration.from_pretrained(path, config=config, **kwargs)
+    if config.model_type in MODEL_FAMILIES:
+        return MODEL_FAMILIES[config.model_type](path, config, **kwargs)
     if is_text_model(config):
         return tf.AutoModelForCausalLM.from_pretrained(path, config=config, **kwargs)
-    raise ValueError(f"{path}: model_type {model_type!r} is not supported by the hf adapter; "
-                     f"supported: {', '.join(SUPPORTED_TYPES)}")
+    raise ValueError(f"{path}: model_type {config.model_type!r} is not supported by the hf adapter; "
+                     f"supported: {', '.join(sorted(MODEL_FAMILIES))} and any text-only causal LM")
 
 
 def is_text_model(config: Any) -> bool:
     """A text-only causal LM that AutoModelForCausalLM loads (the multimodal families are handled apart)."""
     from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
 
-    return config.model_type not in SUPPORTED_TYPES and config.model_type in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
+    return config.model_type not in MODEL_FAMILIES and config.model_type in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
 
 
 WEIGHT_SAMPLE_BYTES = 1 << 20

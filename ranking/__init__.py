@@ -10,7 +10,7 @@ does not load the pipeline, torch and evaluate.
 """
 from importlib import import_module
 
-_EXPORTS = {"crosscheck": "pipeline", "rank": "pipeline", "Ranking": "report", "ModelSpec": "specs"}
+_EXPORTS = {"crosscheck": "pipeline", "rank": "pipeline", "Ranking": "board", "ModelSpec": "specs"}
 
 __all__ = sorted(_EXPORTS)
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from hallubench.harness import store
-from hallubench.harness.options import ConfigError
+from hallubench.errors import ConfigError, RunFolderNotFoundError
 
 
 @dataclass
@@ -26,7 +26,7 @@ def read_run(name: str, run_dir: Path) -> dict[str, dict[str, dict]]:
     """task -> id -> the successful record of that item in `run_dir`; ConfigError if an item has two."""
     run_dir = Path(run_dir)
     if not (run_dir / store.MERGED).is_file() and not list(run_dir.glob(store.RANK_GLOB)):
-        raise ConfigError(f"{run_dir} (model {name!r}) holds no samples.jsonl; make it with `hallubench run "
+        raise RunFolderNotFoundError(f"{run_dir} (model {name!r}) holds no samples.jsonl; make it with `hallubench run "
                           f"--output-dir {run_dir} ...` or `hallubench crosscheck`")
     by_task: dict[str, dict[str, dict]] = defaultdict(dict)
     for record in store.read_store(run_dir).records.values():

@@ -9,8 +9,7 @@ import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-
-from hallubench.harness.options import ConfigError
+from hallubench.errors import ConfigError
 from hallubench.metrics.crosscheck.crosscheck import rank_correlation
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from hallubench.harness.options import ConfigError, RunOptions
+from hallubench.harness.options import RunOptions
+from hallubench.errors import ConfigError
 from hallubench.ranking.specs import ModelSpec
 
 RUNS = "runs"

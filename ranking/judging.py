@@ -3,23 +3,23 @@ the judging of one board: every target sentence against every evidence passage o
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
-from hallubench.harness.options import ConfigError
+from hallubench.errors import ConfigError
 from hallubench.judges import CachedJudge, JudgmentCache, judge_responses, split_sentences
+from hallubench.judges.configs import EmbeddingJudgeArgs, LLMJudgeArgs, NLIJudgeArgs
 from hallubench.ranking.aggregate import score_records
+from hallubench.ranking.board import Board
+from hallubench.registry import JUDGES, register_judge
 
-JUDGES = ("embedding", "nli", "llm")
 # Pairs per judge call (and per cache write). The embedding judge encodes each call's new texts together, so
 # large calls keep the encoder's batches full; model judges batch their own forward passes inside a call.
 PAIRS_PER_CALL = {"embedding": 2048, "llm": 256}
-LLM_MODES = ("generate", "logprob")
 REFERENCE = "reference"
 
 
-def check_judge(kind: str, judge_args: Mapping[str, Any] | None = None) -> None:
-    """ConfigError when `kind` and `judge_args` name no judge that can be built (cheap: loads nothing)."""
+def judge_config(kind: str, judge_args: Mapping[str, Any] | None = None):
+    """The typed config of judge `kind` from `judge_args`; ConfigError naming what is wrong (loads nothing)."""
     args = judge_args or {}
     if kind not in JUDGES:
         raise ConfigError(f"--judge {kind!r}: choose one of {', '.join(JUDGES)}")
@@ -27,78 +27,42 @@ def check_judge(kind: str, judge_args: Mapping[str, Any] | None = None) -> None:
         raise ConfigError("--judge nli needs --judge-args pretrained=MNLI_CHECKPOINT")
     if kind == "llm" and "pretrained" not in args and "model" not in args:
         raise ConfigError("--judge llm needs --judge-args pretrained=CHECKPOINT (and adapter=hf|openai)")
-    if kind == "llm" and args.get("mode", "generate") not in LLM_MODES:
-        raise ConfigError(f"--judge-args mode={args['mode']!r} for --judge llm: choose one of {', '.join(LLM_MODES)}")
-    if kind in ("embedding", "nli"):  # the llm judge passes unknown keys on to its model adapter
-        allowed = _judge_parameters(kind)
-        unknown = sorted(set(args) - allowed)
-        if unknown:
-            raise ConfigError(f"--judge-args for --judge {kind}: unknown key(s) {', '.join(unknown)}; "
-                              f"allowed: {', '.join(sorted(allowed))}")
+    return JUDGES[kind].config.from_args(args, what=f"--judge-args for --judge {kind}")
 
 
-def _judge_parameters(kind: str) -> set[str]:
-    import inspect
-
-    if kind == "embedding":
-        from hallubench.judges.embedding import EmbeddingJudge
-
-        return set(inspect.signature(EmbeddingJudge).parameters)
-    from hallubench.judges.nli import NLIJudge
-
-    return {"pretrained", "device"} | set(inspect.signature(NLIJudge).parameters) - {"model", "tokenizer"}
+def check_judge(kind: str, judge_args: Mapping[str, Any] | None = None) -> None:
+    """ConfigError when `kind` and `judge_args` name no judge that can be built (cheap: loads nothing)."""
+    judge_config(kind, judge_args)
 
 
 def make_judge(kind: str, judge_args: Mapping[str, Any] | None = None, cache: JudgmentCache | None = None) -> CachedJudge:
-    """A CachedJudge over the `kind` judge built from `judge_args`:
-
-    embedding: model_dir, device, batch_size (default: the bundled all-MiniLM-L6-v2, offline);
-    nli: pretrained (MNLI checkpoint, required), device, batch_size, contradiction, entailment;
-    llm (CrossCheck-explicit prompt): adapter (hf|openai, default hf), batch_size, mode (generate: the paper's
-    generate-and-parse, default; logprob: P(no) / (P(yes) + P(no)) from one forward pass, its own judge id),
-    the rest to the adapter (pretrained=..., dtype=..., as in --model-args).
-    """
-    check_judge(kind, judge_args)
-    args = dict(judge_args or {})
-    try:
-        if kind == "embedding":
-            from hallubench.judges.embedding import EmbeddingJudge
-
-            judge = EmbeddingJudge(**args)
-        elif kind == "nli":
-            from hallubench.judges.nli import NLIJudge
-
-            judge = NLIJudge.from_pretrained(args.pop("pretrained"), **args)
-        else:  # "llm"; check_judge refused any other kind
-            from hallubench.judges.llm import ExplicitLLMJudge, LogprobLLMJudge
-            from hallubench.models import get_model
-
-            adapter, batch_size = args.pop("adapter", "hf"), int(args.pop("batch_size", 16))
-            judge_class = LogprobLLMJudge if args.pop("mode", "generate") == "logprob" else ExplicitLLMJudge
-            if "pretrained" in args and "model" not in args:
-                args["model"] = args.pop("pretrained")
-            if adapter == "hf":  # the adapter batches the judge's prompts in one forward pass
-                args.setdefault("batch_size", batch_size)
-            judge = judge_class(get_model(adapter, **args), batch_size=batch_size)
-    except TypeError as err:  # an unknown keyword in --judge-args
-        raise ConfigError(f"--judge-args for --judge {kind}: {err}") from None
+    """A CachedJudge over the `kind` judge built from `judge_args` (the fields of its config in judges/configs.py)."""
+    judge = JUDGES[kind](judge_config(kind, judge_args))
     return CachedJudge(judge, cache, batch_size=PAIRS_PER_CALL.get(kind, 64))
 
 
-@dataclass
-class Board:
-    """One leaderboard: targets' sentences judged against evidence; `results` from score_records,
-    `refcheck` the same against the rows' human references (or None)."""
+@register_judge("embedding", config=EmbeddingJudgeArgs)
+def _embedding(config: EmbeddingJudgeArgs):
+    from hallubench.judges.embedding import EmbeddingJudge
 
-    name: str
-    documents: list[str]
-    sentences: dict[str, list[list[str]]]
-    results: dict[str, Any]
-    refcheck: dict[str, Any] | None = None
-    selfcheck: dict[str, float] | None = None
-    empty: list[tuple[str, str]] = field(default_factory=list)
-    evidence_modality: dict[str, str] | None = None
-    notes: list[str] = field(default_factory=list)
+    return EmbeddingJudge(**config.kwargs())
+
+
+@register_judge("nli", config=NLIJudgeArgs)
+def _nli(config: NLIJudgeArgs):
+    from hallubench.judges.nli import NLIJudge
+
+    args = config.kwargs()
+    return NLIJudge.from_pretrained(args.pop("pretrained"), **args)
+
+
+@register_judge("llm", config=LLMJudgeArgs)
+def _llm(config: LLMJudgeArgs):
+    from hallubench.judges.llm import ExplicitLLMJudge, LogprobLLMJudge
+    from hallubench.models import get_model
+
+    judge_class = LogprobLLMJudge if config.mode == "logprob" else ExplicitLLMJudge
+    return judge_class(get_model(config.adapter, **config.model_args), batch_size=config.batch_size)
 
 
 def judge_board(name: str, documents: Sequence[str], targets: Mapping[str, Sequence[str]],

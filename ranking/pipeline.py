@@ -6,30 +6,42 @@ from typing import Any, Mapping, Sequence
 
 from hallubench.benchmarks import all_tasks, get_task
 from hallubench.harness import folder_lock
-from hallubench.harness.options import ConfigError
+from hallubench.errors import ConfigError
 from hallubench.judges import JudgmentCache, sentence_backend
 from hallubench.models.redact import redact_values
 from hallubench.ranking.aggregate import WEIGHTINGS
 from hallubench.ranking.collect import TaskResponses, collect
 from hallubench.ranking.correlate import correlation, load_reference
 from hallubench.ranking.evidence import generate_evidence
-from hallubench.ranking.judging import Board, check_judge, judge_board, make_judge
-from hallubench.ranking.report import Ranking, write_ranking
+from hallubench.ranking.board import Board, Ranking
+from hallubench.ranking.judging import check_judge, judge_board, make_judge
+from hallubench.ranking.report import write_ranking
 from hallubench.ranking.specs import ModelSpec
+from hallubench.registry import TASKS
 
 RANKING = "ranking"
-# A video's visual and audio descriptions are each checked against what models saw (visual task) and heard
-# (audio task), a sentence scoring min(C_audio, C_visual) (§4): one audio-visual board per description task.
-VISUAL, AUDIO = "avhallubench_visual", "avhallubench_audio"
-AUDIO_VISUAL_BOARDS = {VISUAL: f"{VISUAL}_av", AUDIO: f"{AUDIO}_av"}
 
 
-def _audio_visual_board(described: str, by_task: Mapping[str, TaskResponses], boards: dict[str, Board], judge,
-                        weighting: str, temperature: float) -> Board | None:
+def audio_visual_pairs(task_names: Sequence[str]) -> list[tuple[str, str]]:
+    """(visual task, audio task) of each benchmark with both among `task_names` (their `evidence_modality`).
+
+    A video's visual and audio descriptions are each checked against what models saw (visual task) and heard
+    (audio task), a sentence scoring min(C_audio, C_visual) (§4): one audio-visual board per description task,
+    named "<task>_av"."""
+    by_benchmark: dict[str, dict[str, str]] = {}
+    for name in task_names:
+        task = get_task(name)
+        if task.evidence_modality:
+            by_benchmark.setdefault(task.benchmark, {}).setdefault(task.evidence_modality, name)
+    return [(m["visual"], m["audio"]) for m in by_benchmark.values() if {"visual", "audio"} <= set(m)]
+
+
+def _audio_visual_board(described: str, pair: tuple[str, str], by_task: Mapping[str, TaskResponses],
+                        boards: dict[str, Board], judge, weighting: str, temperature: float) -> Board | None:
     """Each target's `described` answer (visual or audio description) against visual and audio evidence, a
     sentence scoring min(C_audio, C_visual) (the metric's evidence_modality); eta from each model's SelfCheck
     per task."""
-    visual, audio = by_task[VISUAL], by_task[AUDIO]
+    visual, audio = by_task[pair[0]], by_task[pair[1]]
     ids = [i for i in visual.ids if i in set(audio.ids)]
     if not ids:
         return None
@@ -45,7 +57,7 @@ def _audio_visual_board(described: str, by_task: Mapping[str, TaskResponses], bo
     target = by_task[described]
     pos = {i: k for k, i in enumerate(target.ids)}
     targets = {model: [answers[pos[i]] for i in ids] for model, answers in target.answers.items()}
-    return judge_board(AUDIO_VISUAL_BOARDS[described], ids, targets, evidence, judge, weighting=weighting,
+    return judge_board(f"{described}_av", ids, targets, evidence, judge, weighting=weighting,
                        temperature=temperature, evidence_modality=modality, selfcheck_scores=selfcheck)
 
 
@@ -117,12 +129,12 @@ def rank(run_dirs: Mapping[str, Path] | Sequence[Path], output_dir: Path, *, tas
                                         + ", ".join(f"{m}: {n}" for m, n in counts.items()) + "); every "
                                         "sampled passage is pooled with its model's eta, as eq. 2 does")
     by_task = {r.task: r for r in responses}
-    if VISUAL in by_task and AUDIO in by_task:
-        for described, name in AUDIO_VISUAL_BOARDS.items():
+    for pair in audio_visual_pairs([t for t in by_task if t in TASKS]):
+        for described in pair:
             if weighting == "query":
-                boards[described].notes.append(f"{name} not ranked: it needs task or uniform weighting")
+                boards[described].notes.append(f"{described}_av not ranked: it needs task or uniform weighting")
                 continue
-            board = _audio_visual_board(described, by_task, boards, cached, weighting, temperature)
+            board = _audio_visual_board(described, pair, by_task, boards, cached, weighting, temperature)
             if board is not None:
                 boards[board.name] = board
     ranking = Ranking(
@@ -147,9 +159,9 @@ def _check_cross_checkable(tasks: Sequence[str]) -> None:
         resolved = [get_task(name) for name in tasks]
     except KeyError as err:
         raise ConfigError(f"--tasks: {err.args[0]}") from None
-    plain = [task.name for task in resolved if task.samples is None]
+    plain = [task.name for task in resolved if not task.cross_checkable]
     if plain:
-        checkable = [name for name, task in sorted(all_tasks().items()) if task.samples is not None]
+        checkable = [name for name, task in sorted(all_tasks().items()) if task.cross_checkable]
         raise ConfigError(f"--tasks: {', '.join(plain)} draw(s) no stochastic samples, so there is nothing to "
                           f"cross-check against; cross-checkable tasks: {', '.join(checkable)}")
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 if TYPE_CHECKING:
-    from hallubench.ranking.report import Ranking
+    from hallubench.ranking.board import Ranking
 
 
 def eta_matrix(eta: dict, targets: list[str]) -> tuple[list[str], np.ndarray]:

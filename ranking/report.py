@@ -5,105 +5,14 @@ from __future__ import annotations
 import csv
 import json
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hallubench.ranking.intervals import board_uncertainty
-from hallubench.ranking.judging import Board
+from hallubench.ranking.board import Ranking
 
 FILES = ("leaderboard.md", "leaderboard.csv", "leaderboard.png", "documents.csv", "sentences.jsonl", "crosscheck.json")
 COLUMNS = ("board", "rank", "model", "crosscheck", "ci_low", "ci_high", "p_vs_next", "selfcheck", "refcheck",
            "sentences", "documents")
-
-
-@dataclass
-class Ranking:
-    """What a CrossCheck ranking produced; `folder` is where it was written (None until then); `uncertainty`
-    per board, the bootstrap intervals and adjacent sign tests (ranking/intervals.py), made on creation."""
-
-    boards: list[Board]
-    judge: dict[str, Any]
-    config: dict[str, Any]
-    runs: dict[str, str]
-    correlations: dict[str, dict[str, Any]] = field(default_factory=dict)
-    folder: Path | None = None
-    uncertainty: dict[str, dict[str, Any]] = field(default_factory=dict)
-
-    def __post_init__(self):
-        for board in self.boards:
-            if board.name not in self.uncertainty:
-                self.uncertainty[board.name] = board_uncertainty(board.results)
-
-    def rows(self) -> list[dict[str, Any]]:
-        """One leaderboard row per (board, model), best (lowest CrossCheck score) first."""
-        out = []
-        for board in self.boards:
-            res, sure = board.results, self.uncertainty[board.name]
-            p_vs_next = {test["better"]: test["p"] for test in sure["adjacent_sign_tests"]}
-            for rank, model in enumerate(res["ranking"], start=1):
-                low, high = sure["intervals"][model]
-                out.append({
-                    "board": board.name, "rank": rank, "model": model, "crosscheck": res["scores"][model],
-                    "ci_low": low, "ci_high": high, "p_vs_next": p_vs_next.get(model),
-                    "selfcheck": (board.selfcheck or {}).get(model),
-                    "refcheck": board.refcheck["scores"].get(model) if board.refcheck else None,
-                    "sentences": sum(map(len, res["sentence_scores"][model].values())),
-                    "documents": len(res["document_scores"][model]),
-                })
-        return out
-
-    def table(self) -> str:
-        """The leaderboard as markdown, one table per board, plus correlations and judge counters."""
-        lines = []
-        for board in self.boards:
-            lines += [f"### {board.name}", "", "| rank | model | CrossCheck ↓ | 95% CI | vs next: sign test p "
-                      "| SelfCheck ↓ | RefCheck ↓ | sentences |", "|---:|---|---:|---:|---:|---:|---:|---:|"]
-            for row in (r for r in self.rows() if r["board"] == board.name):
-                lines.append(f"| {row['rank']} | {row['model']} | {_fmt(row['crosscheck'])} "
-                             f"| [{_fmt(row['ci_low'])}, {_fmt(row['ci_high'])}] | {_fmt_p(row['p_vs_next'])} "
-                             f"| {_fmt(row['selfcheck'])} | {_fmt(row['refcheck'])} | {row['sentences']} |")
-            no_sentences = sorted(set(board.sentences) - set(board.results["scores"]))
-            notes = board.notes + ([f"no sentence to judge, not ranked: {', '.join(no_sentences)}"] if no_sentences else [])
-            for name, corr in self.correlations.get(board.name, {}).items():
-                notes.append(f"{name}: {_fmt(corr['value'])} (n={corr['n']}{', ' + corr['note'] if corr['note'] else ''})")
-            lines += [""] + [f"- {note}" for note in notes] + ([""] if notes else [])
-        if self.boards:
-            lines.append(f"Uncertainty: {self.uncertainty[self.boards[0].name]['method']}; a sign test p above 0.05 "
-                         "means the two neighbours are not told apart on these documents.")
-        c = self.judge["counters"]
-        lines.append(f"Judge {self.judge['judge_id']} ({self.judge['prompt_version']}): {c.get('pairs', 0)} pairs, "
-                     f"{c.get('calls', 0)} judge calls made, {c.get('saved', 0)} saved by the cache, "
-                     f"{c.get('undecided', 0) - c.get('errors', 0)} unparseable judge outputs (scored 0.5).")
-        errors = self.judge.get("errors") or []
-        if errors:
-            first = errors[0]
-            lines.append(f"**{c.get('errors', 0)} judgments failed** (judge errors, scored 0.5, not cached: rerun to "
-                         f"retry them; all listed in crosscheck.json). First: {first['board']}, system "
-                         f"{first['system']}, document {first['document']}, sentence {first['sentence'][:80]!r}: "
-                         f"{first['error'][:200]}")
-        return "\n".join(lines) + "\n"
-
-    def to_dict(self) -> dict[str, Any]:
-        boards = {}
-        for b in self.boards:
-            boards[b.name] = {
-                "ranking": b.results["ranking"], "scores": b.results["scores"], "eta": b.results["eta"],
-                "selfcheck_scores_for_eta": b.results["selfcheck_scores"], "selfcheck": b.selfcheck,
-                "refcheck": b.refcheck and b.refcheck["scores"], "documents": b.documents,
-                "evidence_modality": b.evidence_modality, "empty_responses": [list(e) for e in b.empty],
-                "notes": b.notes, "correlations": self.correlations.get(b.name, {}),
-                "uncertainty": self.uncertainty[b.name],
-            }
-        return {"boards": boards, "judge": self.judge, "config": self.config, "runs": self.runs}
-
-
-def _fmt(value: float | None) -> str:
-    return "–" if value is None else f"{value:.4f}"
-
-
-def _fmt_p(value: float | None) -> str:
-    return "–" if value is None else f"{value:.3g}"
 
 
 def _atomic_write(path: Path, text: str) -> None:

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-from hallubench.loaders.synthetic import shape_frames, tone, write_mp4, write_wav
+from hallubench.builders.mini.synthetic import shape_frames, tone, write_mp4, write_wav
 
 LOAD_SCRIPT = r"""
 import json, sys

@@ -11,7 +11,8 @@ import pytest
 from builders_support import image_bytes, load_plain
 from PIL import Image
 
-from hallubench.builders import BENCHMARKS, BuildError, build, build_with_summary
+from hallubench.builders import BENCHMARKS, build, build_with_summary
+from hallubench.errors import BuildError
 from hallubench.cli.main import main
 
 SOURCES = ("AMBER", "GQA", "xFlickrCO")

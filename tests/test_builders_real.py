@@ -7,7 +7,8 @@ import shutil
 import pytest
 from builders_support import image_bytes, link, load_plain, tiny_mp4
 
-from hallubench.builders import BENCHMARKS, BuildError, build, build_with_summary
+from hallubench.builders import BENCHMARKS, build, build_with_summary
+from hallubench.errors import BuildError
 from hallubench.cli.main import main
 
 

@@ -12,9 +12,9 @@ from hallubench.benchmarks import get_task
 from hallubench.cli.main import main
 from hallubench.harness import store
 from hallubench.harness.data import ensure_mini, load_rows
-from hallubench.harness.parsers import get_parser
+from hallubench.benchmarks import get_parser
 from hallubench.harness.results_schema import Results
-from hallubench.models.tiny import make_tiny_model
+from hallubench.testing.tiny_models import make_tiny_model
 
 from cmm_support import cmm_calculate_score
 

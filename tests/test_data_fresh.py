@@ -16,7 +16,7 @@ from hallubench.benchmarks import get_task
 from hallubench.builders import build
 from hallubench.builders.mini import make_release
 from hallubench.harness.data import StaleRowsError, load_rows
-from hallubench.harness.options import ConfigError
+from hallubench.errors import ConfigError
 
 SAC3_SIZES = {"prime": 500, "senator": 500, "hotpotqa": 250, "nq_open": 250}
 

@@ -8,7 +8,7 @@ from huggingface_hub.repocard import metadata_load
 
 from hallubench.builders import build
 from hallubench.builders.mini import make_release
-from hallubench.harness.eval_results import eval_result_files
+from hallubench.publish.eval_results import eval_result_files
 from hallubench.harness.results_schema import Results, TaskResult
 
 
@@ -58,7 +58,7 @@ def test_every_scored_task_id_is_in_its_benchmarks_eval_yaml(tmp_path):
 
 
 def test_each_model_gets_its_own_folder_in_the_results_repo():
-    from hallubench.harness.dataset_card import model_folder
+    from hallubench.publish.dataset_card import model_folder
 
     def folder(**args):
         results = Results()

@@ -15,7 +15,7 @@ from hallubench.harness.data import ensure_mini
 from hallubench.harness.options import RunOptions
 from hallubench.harness.runner import run
 from hallubench.models import GenerationSettings, Message, TextPart, get_model
-from hallubench.models.tiny import make_tiny_model
+from hallubench.testing.tiny_models import make_tiny_model
 
 N = 4
 LIMIT = 3

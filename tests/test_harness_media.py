@@ -5,7 +5,8 @@ import pytest
 from hallubench.benchmarks import get_task
 from hallubench.harness.data import ensure_mini, load_rows
 from hallubench.harness.media import MissingMediaError, check_modality, prepare
-from hallubench.harness.options import ConfigError, RunOptions
+from hallubench.harness.options import RunOptions
+from hallubench.errors import ConfigError
 from hallubench.models.protocol import AudioPart, ImagePart, TextPart, VideoPart
 
 

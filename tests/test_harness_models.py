@@ -11,7 +11,7 @@ import torch
 from hallubench.cli.main import main
 from hallubench.harness import store
 from hallubench.harness.data import ensure_mini
-from hallubench.models.tiny import make_tiny_model
+from hallubench.testing.tiny_models import make_tiny_model
 
 os.environ["HF_HUB_OFFLINE"] = "1"
 torch.set_num_threads(1)

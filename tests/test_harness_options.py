@@ -105,7 +105,7 @@ def test_flags_and_their_lm_eval_spellings_parse_alike():
                                            ("n=1.5", "n must be an integer; got 1.5"),
                                            ("top_p=1.5", "top_p must be in (0, 1]")])
 def test_bad_generation_values_are_config_errors_naming_the_flag(text, message):
-    from hallubench.harness.options import ConfigError
+    from hallubench.errors import ConfigError
 
     with pytest.raises(ConfigError) as err:
         parse_gen_kwargs(text)
@@ -117,7 +117,8 @@ def test_bad_generation_values_are_config_errors_naming_the_flag(text, message):
 @pytest.mark.parametrize("argv, message", [
     (["--model", "nope", "--model-args", "pretrained=x"], "--model 'nope': not an adapter; choose one of hf, openai"),
     (["--model", "hf"], "--model-args needs pretrained=CHECKPOINT"),
-    (["--model", "hf", "--model-args", "pretrained=x,bogus=1"], "unexpected keyword argument 'bogus'"),
+    (["--model", "hf", "--model-args", "pretrained=x,bogus=1"],
+     "--model-args for --model hf: unknown key(s) bogus; allowed: attn_implementation"),
     (["--config", "/no/such/run.yaml"], "--config /no/such/run.yaml: [Errno 2]"),
 ])
 def test_model_and_config_mistakes_are_one_line_errors_before_any_model_loads(argv, message, tmp_path, capsys,

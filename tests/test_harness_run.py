@@ -19,7 +19,7 @@ from hallubench.harness import store
 from hallubench.harness.data import ensure_mini
 from hallubench.harness.results_schema import Results
 
-from hallubench.models.tiny import make_tiny_model
+from hallubench.testing.tiny_models import make_tiny_model
 
 os.environ["HF_HUB_OFFLINE"] = "1"
 # CPU float reductions depend on the thread count, and a tiny random model's sampled tokens follow

@@ -6,10 +6,15 @@ import pytest
 
 from hallubench.benchmarks import get_task
 from hallubench.benchmarks.cchall import metric_inputs
-from hallubench.harness.scoring import score_task
+from hallubench.harness.scoring import parse_records, score_task
 
 CHOICE = ("A. Non-hallucination\nB. Cross-modal, non-cross-lingual hallucination\n"
           "C. Cross-lingual, non-cross-modal hallucination\nD. Cross-modal, cross-lingual hallucination")
+
+
+def _score(task, records, n_total):
+    """Score records as a run folder holds them: parsed once by the task's parser (generation does the same)."""
+    return score_task(task, parse_records(task, records), n_total=n_total)
 
 
 def _record(sid, output, reference, group, error=None, inputs=None):
@@ -25,7 +30,7 @@ def test_cmm_counts_errors_and_unparsed_and_breaks_down_by_sub_category():
         _record("4", "I cannot tell.", "no", "audio-language"),
         _record("5", None, "yes", "audio-language", error={"type": "media", "message": "gone"}),
     ]
-    result = score_task(get_task("cmm"), records, n_total=10)
+    result = _score(get_task("cmm"), records, n_total=10)
     assert (result.n_total, result.n_selected, result.n_errors, result.n_unparsed, result.n_scored) == (10, 5, 1, 1, 3)
     # pa over "yes" references (1 right of 2), hr over "no" references (1 right of 2, unparsed counts as wrong)
     assert result.metrics["pa"] == pytest.approx(0.5) and result.metrics["hr"] == pytest.approx(0.5)
@@ -42,7 +47,7 @@ def test_cchall_reads_option_letters_through_each_items_choice():
         _record("2", "**Final Answer: D**", "Cross-modal, cross-lingual hallucination", "GQA", inputs=inputs),
         _record("3", "Final Answer: B. Cross-lingual, non-cross-modal hallucination", "Non-hallucination", "AMBER", inputs=inputs),
     ]
-    result = score_task(get_task("cchall"), records, n_total=3)
+    result = _score(get_task("cchall"), records, n_total=3)
     # 1 and 2 are right; 3's letter and text disagree, so it is unparsed (and wrong)
     assert result.metrics["accuracy"] == pytest.approx(2 / 3) and result.n_unparsed == 1
     assert result.groups["GQA"].metrics["accuracy"] == pytest.approx(1.0) and result.groups["AMBER"].n_unparsed == 1
@@ -50,7 +55,7 @@ def test_cchall_reads_option_letters_through_each_items_choice():
 
 def test_cross_run_tasks_are_counted_but_not_scored():
     records = [_record("1", "A red ball rolls.", None, None), _record("2", "   ", None, None)]
-    result = score_task(get_task("mhalubench"), records, n_total=2)
+    result = _score(get_task("mhalubench"), records, n_total=2)
     assert (result.n_scored, result.n_unparsed) == (1, 1) and result.metrics == {} and "crosscheck" in result.scored_by
 
 
@@ -64,7 +69,7 @@ def _cmm_records(n, seed):
 
 
 def test_every_fraction_metric_and_group_carries_a_stderr_close_to_the_binomial_one():
-    result = score_task(get_task("cmm"), _cmm_records(600, seed=3), n_total=600)
+    result = _score(get_task("cmm"), _cmm_records(600, seed=3), n_total=600)
     for metrics, n in [(result.metrics, result.n_selected)] + [(g.metrics, g.n_selected) for g in result.groups.values()]:
         for name in ("pa", "hr", "accuracy", "yes_ratio"):
             assert metrics[f"{name}_stderr"] is not None and metrics[f"{name}_stderr"] > 0
@@ -77,9 +82,9 @@ def test_every_fraction_metric_and_group_carries_a_stderr_close_to_the_binomial_
 
 def test_stderr_is_the_same_on_a_rescore_and_shrinks_with_more_items():
     task = get_task("cmm")
-    small = score_task(task, _cmm_records(100, seed=5), n_total=100)
-    assert score_task(task, _cmm_records(100, seed=5), n_total=100) == small
-    large = score_task(task, _cmm_records(1600, seed=5), n_total=1600)
+    small = _score(task, _cmm_records(100, seed=5), n_total=100)
+    assert _score(task, _cmm_records(100, seed=5), n_total=100) == small
+    large = _score(task, _cmm_records(1600, seed=5), n_total=1600)
     assert large.metrics["accuracy_stderr"] < small.metrics["accuracy_stderr"] / 2
 
 
@@ -90,7 +95,7 @@ def test_cchall_reports_stderr_for_accuracy_and_macro_f1_and_their_direction():
               "Cross-modal, cross-lingual hallucination"]
     rng = random.Random(0)
     records = [_record(str(i), rng.choice(texts), rng.choice(labels), "GQA", inputs=inputs) for i in range(60)]
-    result = score_task(get_task("cchall_cot"), records, n_total=60)
+    result = _score(get_task("cchall_cot"), records, n_total=60)
     assert result.metrics["accuracy_stderr"] > 0 and result.metrics["macro_f1_stderr"] > 0
     assert result.groups["GQA"].metrics["macro_f1_stderr"] > 0
     assert result.higher_is_better == {"accuracy": True, "macro_f1": True} and result.version == 2

@@ -124,7 +124,7 @@ def test_explicit_judge_through_the_openai_adapter():
 
 
 def test_explicit_judge_on_tiny_hf_model(tmp_path, monkeypatch):
-    from hallubench.models import tiny as tiny_models
+    from hallubench.testing import tiny_models
     from hallubench.models import get_model
 
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")

@@ -7,12 +7,11 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 import httpx
 import pytest
 import torch
-
-from hallubench.harness.options import ConfigError
+from hallubench.errors import ConfigError
 from hallubench.judges.llm import EXPLICIT_PROMPT, ExplicitLLMJudge, LogprobLLMJudge
 from hallubench.models import GenerationError, GenerationSettings, Message, TextPart, get_model
 from hallubench.models.hf import word_token_ids
-from hallubench.models.tiny import make_tiny_model
+from hallubench.testing.tiny_models import make_tiny_model
 from hallubench.ranking.judging import make_judge
 
 PAIRS = [("The dog barks.", "A dog is barking in the yard. The sky is grey."),

@@ -7,7 +7,7 @@ import pytest
 import soundfile as sf
 
 from hallubench.loaders import load_audio
-from hallubench.loaders.synthetic import ffmpeg_binary, shape_frames, tone, write_mp4, write_wav
+from hallubench.builders.mini.synthetic import ffmpeg_binary, shape_frames, tone, write_mp4, write_wav
 
 
 def peak_hz(samples, sr):

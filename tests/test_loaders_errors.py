@@ -8,7 +8,7 @@ import pytest
 
 from hallubench.loaders import (CorruptMediaError, EmptyMediaError, MediaError, MediaNotFoundError,
                                 MediaTimeoutError, NoAudioTrackError, load_audio, load_video)
-from hallubench.loaders.synthetic import ffmpeg_binary, shape_frames, tone, write_mp4, write_wav
+from hallubench.builders.mini.synthetic import ffmpeg_binary, shape_frames, tone, write_mp4, write_wav
 
 NO_HANG_BOUND = 20.0  # seconds; generous on a loaded 2-core machine, a hang would be unbounded
 

@@ -19,7 +19,7 @@ from hallubench.loaders import shared
 from hallubench.loaders.decode import read_frames
 from hallubench.loaders.guard import _discard_helper, bounds, run_guarded
 from hallubench.loaders.sampling import sample_indices
-from hallubench.loaders.synthetic import shape_frames, write_mp4
+from hallubench.builders.mini.synthetic import shape_frames, write_mp4
 
 STAND_IN = "loaders_stand_ins:"  # tests/loaders_stand_ins.py, imported by name in the helper
 

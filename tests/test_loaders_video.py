@@ -7,7 +7,7 @@ import pytest
 
 from hallubench.loaders import VideoClip, load_video
 from hallubench.loaders.sampling import sample_indices
-from hallubench.loaders.synthetic import write_mp4
+from hallubench.builders.mini.synthetic import write_mp4
 from hallubench.loaders.video import warn_if_truncated
 
 FPS = 8.0

@@ -21,7 +21,7 @@ from PIL import Image
 
 from hallubench.builders import build
 from hallubench.builders.mini import RELEASES, build_all, make_release
-from hallubench.loaders.synthetic import COLORS
+from hallubench.builders.mini.synthetic import COLORS
 
 CMM_FIELDS = ["category", "sub_category", "modality", "granularity", "correlation_type",
               "video_path", "audio_path", "question", "answer"]

@@ -9,10 +9,11 @@ import torch
 
 from hallubench import models
 from hallubench.cli.main import main
-from hallubench.harness.options import ConfigError, RunOptions
+from hallubench.harness.options import RunOptions
+from hallubench.errors import ConfigError
 from hallubench.harness.runner import _load_model
 from hallubench.models.hf import HFChatModel, resolve_attention, resolve_dtype
-from hallubench.models.tiny import make_tiny_model
+from hallubench.testing.tiny_models import make_tiny_model
 
 
 @pytest.fixture(scope="module")

@@ -27,8 +27,9 @@ from hallubench.models import (
     VideoPart,
     get_model,
 )
-from hallubench.models.hf import SUPPORTED_TYPES, HFChatModel
-from hallubench.models.tiny import EXTRA_KINDS, KINDS, make_full_omni_checkpoint, make_tiny_model
+from hallubench.models.hf import HFChatModel
+from hallubench.registry import MODEL_FAMILIES
+from hallubench.testing.tiny_models import EXTRA_KINDS, KINDS, make_full_omni_checkpoint, make_tiny_model
 
 GREEDY = GenerationSettings(max_new_tokens=6)
 # Qwen2.5-Omni's processor upsizes video frames to >= 128 merged tokens each by default; small frames keep
@@ -232,7 +233,8 @@ def test_unsupported_model_type_names_the_choices(tmp_path):
     from transformers import CLIPConfig
 
     CLIPConfig().save_pretrained(tmp_path)  # neither a supported multimodal family nor a causal LM
-    with pytest.raises(ValueError, match="clip.*supported: " + ", ".join(SUPPORTED_TYPES)):
+    supported = ", ".join(sorted(MODEL_FAMILIES)) + " and any text-only causal LM"
+    with pytest.raises(ValueError, match="clip.*supported: " + supported):
         HFChatModel(str(tmp_path))
 
 

@@ -33,7 +33,7 @@ def test_every_top_level_folder_with_code_is_a_subpackage(wheel_files):
     config = configparser.ConfigParser()
     config.read(ROOT / "setup.cfg")
     mapped = {line.split("=")[1].strip() for line in config["options"]["package_dir"].strip().splitlines()}
-    code_folders = {p.parent.name for p in ROOT.glob("*/__init__.py")} | {"hallubench"}
+    code_folders = {p.parent.name for p in ROOT.glob("*/__init__.py") if not p.parent.name.startswith(".")} | {"hallubench"}
     assert code_folders <= mapped, f"top-level folders missing from setup.cfg package_dir: {code_folders - mapped}"
     assert "hallubench/__main__.py" in wheel_files
 

@@ -12,7 +12,6 @@ import json
 import logging
 import re
 import shutil
-from argparse import Namespace
 from pathlib import Path
 
 import httpx2
@@ -292,13 +291,9 @@ def test_no_token_is_a_clear_error_before_any_request(run_dir, hub, capfd):
 
 
 def test_push_after_run_publishes_the_rescored_folder(run_dir, hub, monkeypatch, tmp_path):
-    from hallubench.cli.publish import push_after_run
-
     monkeypatch.setenv("HF_TOKEN", TOKEN)
     rescored = tmp_path / "rescored"
-    assert main(["run", "--from-outputs", str(run_dir), "--output-dir", str(rescored)]) == 0
-    args = Namespace(from_outputs=run_dir, output_dir=rescored, push_to_hub=REPO)
-    assert push_after_run(args) == 0
+    assert main(["run", "--from-outputs", str(run_dir), "--output-dir", str(rescored), "--push-to-hub", REPO]) == 0
     files = hub.commits[0]["files"]
     assert files[f"{FOLDER}/results.json"] == (rescored / "results.json").read_bytes()
     assert pq.read_table(io.BytesIO(files[f"{FOLDER}/samples/cmm.parquet"])).num_rows == 4

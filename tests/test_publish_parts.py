@@ -4,9 +4,9 @@ import json
 
 import pyarrow.parquet as pq
 
-from hallubench.harness.dataset_card import reproduce_command
-from hallubench.harness.eval_results import hub_model_id
-from hallubench.harness.publish import JSON_COLUMN, samples_table
+from hallubench.publish.dataset_card import reproduce_command
+from hallubench.publish.eval_results import hub_model_id
+from hallubench.publish.runs import JSON_COLUMN, samples_table
 from hallubench.harness.results_schema import ModelInfo, Results, RunInfo
 
 
@@ -44,8 +44,8 @@ def test_reproduce_command_quotes_values_and_drops_the_output_folder():
 
 
 def test_standard_errors_go_beside_their_metric_not_into_hub_entries():
-    from hallubench.harness.dataset_card import results_table
-    from hallubench.harness.eval_results import task_entries
+    from hallubench.publish.dataset_card import results_table
+    from hallubench.publish.eval_results import task_entries
     from hallubench.harness.results_schema import TaskResult
 
     task = TaskResult(task="cmm", metric="pa_hr", n_selected=400, n_total=400,

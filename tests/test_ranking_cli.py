@@ -6,7 +6,7 @@ import os
 import pytest
 
 from hallubench.cli.main import build_parser, main
-from hallubench.harness.options import ConfigError
+from hallubench.errors import ConfigError
 from hallubench.ranking.correlate import correlation, load_reference
 from hallubench.ranking.specs import ModelSpec, specs_from_flags, specs_from_yaml
 
@@ -145,7 +145,7 @@ def test_rank_errors(tmp_path, capsys):
 
 
 def test_rank_with_llm_judge_on_tiny_model_counts_unparseable_outputs(tmp_path, capsys):
-    from hallubench.models.tiny import make_tiny_model
+    from hallubench.testing.tiny_models import make_tiny_model
 
     checkpoint = make_tiny_model("qwen2_vl", tmp_path / "judge")
     a = _run_folder(tmp_path / "a", {"q1": RED}, [RED])

@@ -28,7 +28,7 @@ BOARDS = TASKS + list(AV_BOARDS.values())
 
 @pytest.fixture(scope="module")
 def setup(tmp_path_factory):
-    from hallubench.ranking.demo import tiny_specs
+    from hallubench.testing.demo import tiny_specs
 
     root = tmp_path_factory.mktemp("crosscheck")
     specs = tiny_specs(root / "models", seeds=(1, 2, 3))

@@ -100,7 +100,7 @@ def test_cchall_cot_prompt_is_figure_11s_trigger_and_answer_format():
     ("Both answers mention a cat; it is Non-hallucination or Cross-modal, cross-lingual hallucination.", None),
 ])
 def test_cchall_cot_answers_are_read_by_the_same_option_parser(output, expected):
-    from hallubench.harness.parsers import get_parser
+    from hallubench.benchmarks import get_parser
 
     task = get_task("cchall_cot")
     assert task.parser == get_task("cchall").parser

@@ -9,33 +9,28 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import inspect
+
 from hallubench.builders import build
+from hallubench.registry import MINI_RELEASES, discover_modules
 
-from . import avhallubench, cchall, cmm, mhalubench, sac3
-
-RELEASES = {
-    "avhallubench": avhallubench.make,
-    "cmm": cmm.make,
-    "cchall": cchall.make,
-    "mhalubench": mhalubench.make,
-    "sac3": sac3.make,
-}
+# Each module here registers its `make` (`@register_mini_release`); RELEASES is that registry.
+RELEASES = MINI_RELEASES
 
 
 def make_release(benchmark: str, out_dir: str | Path, *, zipped: bool = False) -> Path:
     """Write the mini release of `benchmark` into `out_dir` in the official layout and return `out_dir`.
 
-    `zipped=True` (CMM only) ships the media as `reorg_raw_files.zip` instead of the folder.
+    `zipped=True` (CMM only, a `make` with a `zipped` parameter) ships the media as `reorg_raw_files.zip` instead of the folder.
     """
     if benchmark not in RELEASES:
-        raise ValueError(f"unknown benchmark {benchmark!r}: choose one of {', '.join(RELEASES)}")
+        raise ValueError(f"unknown benchmark {benchmark!r}: choose one of {', '.join(sorted(RELEASES))}")
+    make = RELEASES[benchmark]
+    if zipped and "zipped" not in inspect.signature(make).parameters:
+        raise ValueError(f"zipped=True applies only to releases whose media ship as a zip (cmm), not to {benchmark!r}")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    if benchmark == "cmm":
-        return cmm.make(out, zipped=zipped)
-    if zipped:
-        raise ValueError(f"zipped=True applies only to cmm (its media ship as a zip), not to {benchmark!r}")
-    return RELEASES[benchmark](out)
+    return make(out, zipped=True) if zipped else make(out)
 
 
 def build_all(out_dir: str | Path) -> dict[str, Path]:
@@ -44,3 +39,6 @@ def build_all(out_dir: str | Path) -> dict[str, Path]:
     out = Path(out_dir)
     return {name: build(name, make_release(name, out / "releases" / name), out / "datasets" / name, mini=True)
             for name in RELEASES}
+
+
+discover_modules(__name__, __path__)

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from hallubench.registry import register_mini_release
+
 from .files import write_json
 from .media import Sound, Visual, write_clip
 
@@ -20,6 +22,7 @@ CLIPS: tuple[tuple[str, Visual, Sound], ...] = (
 )
 
 
+@register_mini_release("avhallubench")
 def make(out: Path) -> Path:
     rows = []
     for video_id, visual, sound in CLIPS:

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from hallubench.registry import register_mini_release
+
 from .media import Scene, Shape
 
 NON = "Non-hallucination"
@@ -69,6 +71,7 @@ def records() -> list[dict]:
     } for qid, source, image_id, scene, question, response1, response2, label, language in ROWS]
 
 
+@register_mini_release("cchall")
 def make(out: Path) -> Path:
     import datasets  # heavy import, only when CCHall is made
     from datasets import Dataset, Features, Image, Value

@@ -15,6 +15,8 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from hallubench.registry import register_mini_release
+
 from .files import write_json, zip_tree
 from .media import Sound, Visual, write_clip
 
@@ -123,6 +125,7 @@ def write_media(root: Path, category: str, sub_category: str, sample: Sample) ->
     return tuple(None if p is None else f"./{p.as_posix()}" for p in (video_path, audio_path))
 
 
+@register_mini_release("cmm")
 def make(out: Path, zipped: bool = False) -> Path:
     rows = []
     for sub_category, (category, samples) in SUB_CATEGORIES.items():

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image, ImageDraw
 
-from hallubench.loaders.synthetic import COLORS, shape_frames, tone, write_mp4, write_wav
+from hallubench.builders.mini.synthetic import COLORS, shape_frames, tone, write_mp4, write_wav
 
 FRAME_SIZE = (64, 96)  # (height, width), even for yuv420
 FPS = 8.0

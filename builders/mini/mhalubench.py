@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from hallubench.registry import register_mini_release
+
 from .files import write_bytes, write_json
 from .media import Scene, Shape
 
@@ -76,6 +78,7 @@ def segment_record(segment: str, claims: list[tuple[str, list[str], str]]) -> di
     }
 
 
+@register_mini_release("mhalubench")
 def make(out: Path) -> Path:
     items = []
     for image_name, (scene, task_type, segments) in ITEMS.items():

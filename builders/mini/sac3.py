@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from hallubench.registry import register_mini_release
+
 from .files import write_json
 
 NUM_SAMPLES = 10
@@ -135,6 +137,7 @@ RELEASE = {
 }
 
 
+@register_mini_release("sac3")
 def make(out: Path) -> Path:
     for name, probes in RELEASE.items():
         write_json(out / name, [probe.record() for probe in probes])

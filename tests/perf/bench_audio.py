@@ -29,7 +29,7 @@ import numpy as np
 from media_clips import interleaved, make_clip, median
 
 from hallubench.loaders import load_audio
-from hallubench.loaders.synthetic import ffmpeg_binary
+from hallubench.builders.mini.synthetic import ffmpeg_binary
 
 
 def pyav_native(path: Path) -> np.ndarray:

@@ -40,7 +40,7 @@ import torch  # noqa: E402
 from hallubench.judges.llm import EXPLICIT_PROMPT, ExplicitLLMJudge, LogprobLLMJudge  # noqa: E402
 from hallubench.models import GenerationSettings, Message, TextPart, VideoPart  # noqa: E402
 from hallubench.models.hf import HFChatModel  # noqa: E402
-from hallubench.models.tiny import make_tiny_model  # noqa: E402
+from hallubench.testing.tiny_models import make_tiny_model  # noqa: E402
 
 # Qwen2.5-VL-7B-Instruct's config.json shapes (the language model is Qwen2.5-7B's).
 TEXT_7B = dict(hidden_size=3584, intermediate_size=18944, num_hidden_layers=28, num_attention_heads=28,

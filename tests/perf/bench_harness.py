@@ -4,7 +4,7 @@ Run: python tests/perf/bench_harness.py   (not collected by pytest: the name is 
 
 Workload: the embedded mini benchmarks (built into a temp folder by `ensure_mini`), tasks cmm and
 avhallubench_visual (53 samples: video frames plus a wav or the mp4's own audio track), the tiny random
-Qwen2.5-Omni thinker of hallubench.models.tiny, greedy with MAX_NEW_TOKENS new tokens, NUM_FRAMES frames,
+Qwen2.5-Omni thinker of hallubench.testing.tiny_models, greedy with MAX_NEW_TOKENS new tokens, NUM_FRAMES frames,
 no stochastic samples (--num-samples 0), one torch thread (2 shared cores; the numbers are noisy).
 
 Paths, each at batch sizes 1 and 8:
@@ -48,7 +48,7 @@ from hallubench.harness.plan import plan  # noqa: E402
 from hallubench.loaders import audio as loaders_audio  # noqa: E402
 from hallubench.models import get_model  # noqa: E402
 from hallubench.models.hf import HFChatModel  # noqa: E402
-from hallubench.models.tiny import make_tiny_model  # noqa: E402
+from hallubench.testing.tiny_models import make_tiny_model  # noqa: E402
 
 TASKS = ["cmm", "avhallubench_visual"]
 BATCH_SIZES = (1, 8)

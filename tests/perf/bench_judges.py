@@ -3,7 +3,7 @@
 Run: python tests/perf/bench_judges.py   (not collected by pytest: the name is not test_*)
 Needs the baseline package: pip install selfcheckgpt==0.1.7 --no-deps
 
-Model: the tiny random Qwen2-VL checkpoint of hallubench.models.tiny. Our side loads it through the `hf`
+Model: the tiny random Qwen2-VL checkpoint of hallubench.testing.tiny_models. Our side loads it through the `hf`
 adapter (the production path, batched, chat template). The baseline is `SelfCheckLLMPrompt` of the
 `selfcheckgpt` package (0.1.7): it loads checkpoints with AutoModelForCausalLM, which has no Qwen2-VL
 entry, so the script copies the same language-model weights into a Qwen2ForCausalLM folder and checks
@@ -33,7 +33,7 @@ import torch
 from hallubench.judges import CachedJudge, JudgmentCache, judge_responses  # noqa: E402
 from hallubench.judges.llm import ExplicitLLMJudge  # noqa: E402
 from hallubench.models import get_model  # noqa: E402
-from hallubench.models.tiny import make_tiny_model  # noqa: E402
+from hallubench.testing.tiny_models import make_tiny_model  # noqa: E402
 
 N_QUERIES, N_SENTENCES, N_PASSAGES = 4, 3, 4
 REPEATS = 3  # best of 3: the machine is shared, the minimum is the least disturbed run

@@ -32,7 +32,7 @@ from media_clips import interleaved, make_clip, median
 from hallubench.loaders import load_video
 from hallubench.loaders.decode import video_frames
 from hallubench.loaders.probe import _probe, probe
-from hallubench.loaders.synthetic import ffmpeg_binary
+from hallubench.builders.mini.synthetic import ffmpeg_binary
 
 SPECS = [(10, 360, 30), (10, 360, 250), (15, 720, 30), (15, 720, 250)]  # seconds, height, keyframe interval
 LONG_SPECS = [(180, 720, 30), (180, 720, 250)]

@@ -7,7 +7,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from hallubench.loaders.synthetic import ffmpeg_binary
+from hallubench.builders.mini.synthetic import ffmpeg_binary
 
 
 def make_clip(folder: Path, seconds: int, height: int, keyint: int, fps: int = 30, audio: bool = True) -> Path:

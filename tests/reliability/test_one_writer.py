@@ -156,7 +156,7 @@ def _record(path):
 
 def test_an_unwritable_output_folder_is_a_named_error(tmp_path):
     from hallubench.harness.folder_lock import FolderLock
-    from hallubench.harness.options import ConfigError
+    from hallubench.errors import ConfigError
 
     (tmp_path / "file").write_text("")
     with pytest.raises(ConfigError, match="cannot create or lock .*choose a writable local folder"):
@@ -166,7 +166,7 @@ def test_an_unwritable_output_folder_is_a_named_error(tmp_path):
 def test_a_full_disk_while_appending_is_a_named_error_and_keeps_what_was_written(tmp_path):
     import resource
 
-    from hallubench.harness.options import ConfigError
+    from hallubench.errors import ConfigError
 
     writer = store.SampleWriter(store.rank_file(tmp_path, 0))
     writer.append({"key": "k0", "task": "t", "id": "0", "error": None})

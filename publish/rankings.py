@@ -1,12 +1,13 @@
-"""Upload a ranking folder to a Hub dataset repo in one commit, with harness/publish.py's token handling
-(argument, HF_TOKEN or login; only ever in the Authorization header; masked in errors) and commit code."""
+"""Upload a ranking folder to a Hub dataset repo in one commit, through publish/hub.py (token from the argument,
+HF_TOKEN or login; only ever in the Authorization header; masked in errors)."""
 from __future__ import annotations
 
 from pathlib import Path
 
 import yaml
 
-from hallubench.harness.publish import PublishError, commit_additions, hub_errors, resolve_token
+from hallubench.errors import PublishError
+from hallubench.publish.hub import DatasetRepo
 from hallubench.ranking.report import FILES
 
 # The tables as `datasets` configs, so `load_dataset(repo, "documents")` reads the pushed ranking.
@@ -23,8 +24,6 @@ def push_ranking(folder: Path, repo_id: str, *, token: str | None = None, privat
                  endpoint: str | None = None) -> tuple[str, str]:
     """Commit the ranking files plus a README.md card (YAML `configs:` for the tables, the leaderboard and its
     chart); (repo url, commit url)."""
-    from huggingface_hub import HfApi
-
     folder = Path(folder)
     missing = [name for name in FILES if not (folder / name).is_file()]
     if missing:
@@ -33,10 +32,8 @@ def push_ranking(folder: Path, repo_id: str, *, token: str | None = None, privat
     files = {name: (folder / name).read_bytes() for name in FILES}
     card = CARD_HEADER + files["leaderboard.md"].decode("utf-8") + "\n![leaderboard](leaderboard.png)\n"
     files["README.md"] = card.encode("utf-8")
-    token = resolve_token(token)
-    api = HfApi(endpoint=endpoint, token=token, library_name="hallubench")
-    with hub_errors(f"publishing ranking {folder} to dataset repo {repo_id}", token):
-        url = api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)
-        commit = api.create_commit(repo_id, commit_additions(files), repo_type="dataset",
-                                   commit_message="hallubench CrossCheck ranking")
-    return str(url), commit.commit_url
+    hub = DatasetRepo(repo_id, token=token, private=private, endpoint=endpoint)
+    with hub.errors(f"publishing ranking {folder} to dataset repo {repo_id}"):
+        url = hub.create()
+        commit = hub.commit(files, "hallubench CrossCheck ranking")
+    return url, commit.commit_url

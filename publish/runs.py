@@ -3,8 +3,8 @@
 1. A dataset repo (created if missing, `exist_ok`) gets one commit holding, in the model's own folder,
    `<model>/results.json` as it is, `<model>/samples/<task>.parquet` (the sample records, nested columns
    kept) and `<model>/results.png`, plus a README.md card with the results table and `configs:` for every
-   model folder already in the repo (harness/dataset_card.py): a second model never overwrites the first.
-2. The model repo gets `.eval_results/hallubench_<task>.yaml` (harness/eval_results.py) with the scores,
+   model folder already in the repo (publish/dataset_card.py): a second model never overwrites the first.
+2. The model repo gets `.eval_results/hallubench_<task>.yaml` (publish/eval_results.py) with the scores,
    pointing at the benchmark datasets named by `benchmark_ids` (pushed `hallubench build` folders, whose
    eval.yaml defines the task ids), as a pull request by default since the publisher rarely owns the model
    repo. Skipped when the run's model is a local path with no Hub id (unless `model_id` names it) or when
@@ -23,29 +23,23 @@ from __future__ import annotations
 import io
 import json
 from collections import defaultdict
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
-import httpx2
 import pyarrow as pa
 import pyarrow.parquet as pq
-from huggingface_hub import CommitOperationAdd, HfApi, get_token
-
+from hallubench.errors import PublishError
+from hallubench.publish.hub import DatasetRepo
 from hallubench.harness import store
-from hallubench.harness.dataset_card import dataset_card, model_folder, model_label, samples_path
-from hallubench.harness.eval_results import eval_result_files, hub_model_id
+from hallubench.publish.dataset_card import dataset_card, model_folder, model_label, samples_path
+from hallubench.publish.eval_results import eval_result_files, hub_model_id
 from hallubench.harness.plot import PLOT
 from hallubench.harness.results_schema import Results
 
 RESULTS = "results.json"
 # Arrow field metadata marking a column whose values mix types and were stored as JSON text.
 JSON_COLUMN = {b"encoding": b"json"}
-
-
-class PublishError(Exception):
-    """Publishing cannot go on (no run, no token, a Hub error); the message says what to do."""
 
 
 @dataclass
@@ -115,27 +109,6 @@ def samples_parquet(records: dict[str, dict[str, Any]]) -> dict[str, bytes]:
     return out
 
 
-def resolve_token(token: str | None) -> str:
-    """The given token, else HF_TOKEN, else the huggingface_hub login; PublishError when there is none."""
-    token = token or get_token()
-    if not token:
-        raise PublishError("no Hugging Face token: pass --token, set HF_TOKEN or log in with `hf auth login`")
-    return token
-
-
-@contextmanager
-def hub_errors(what: str, token: str) -> Iterator[None]:
-    """Hub and network errors as PublishError, with the token masked should a message ever echo it."""
-    try:
-        yield
-    except (OSError, httpx2.HTTPError, ValueError) as err:
-        raise PublishError(f"{what}: {str(err).replace(token, '***')}") from None
-
-
-def commit_additions(files: dict[str, bytes]) -> list[CommitOperationAdd]:
-    return [CommitOperationAdd(path_in_repo=path, path_or_fileobj=data) for path, data in files.items()]
-
-
 def publish_run(run_dir: Path, repo_id: str, *, token: str | None = None, private: bool | None = None,
                 model_results: bool = True, model_id: str | None = None, create_pr: bool = True,
                 benchmark_ids: dict[str, str] | None = None, endpoint: str | None = None,
@@ -161,15 +134,12 @@ def publish_run(run_dir: Path, repo_id: str, *, token: str | None = None, privat
     chart = Path(run_dir) / PLOT
     if chart.is_file():
         files[f"{folder}/{PLOT}"] = chart.read_bytes()
-    token = resolve_token(token)
-    api = HfApi(endpoint=endpoint, token=token, library_name="hallubench")
-    with hub_errors(f"publishing {run_dir} to dataset repo {repo_id}", token):
-        url = api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)
-        present = api.list_repo_files(repo_id, repo_type="dataset")
-        samples = sorted(set(present) | set(files))
+    hub = DatasetRepo(repo_id, token=token, private=private, endpoint=endpoint)
+    with hub.errors(f"publishing {run_dir} to dataset repo {repo_id}"):
+        url = hub.create()
+        samples = sorted(set(hub.api.list_repo_files(repo_id, repo_type="dataset")) | set(files))
         files["README.md"] = dataset_card(results, repo_id, samples, chart=chart.is_file()).encode()
-        commit = api.create_commit(repo_id, commit_additions(files), repo_type="dataset",
-                                   commit_message=f"hallubench results: {model_label(results)}")
+        commit = hub.commit(files, f"hallubench results: {model_label(results)}")
     report = PublishReport(dataset_url=str(url), dataset_commit_url=commit.commit_url)
     if not model_results:
         return report
@@ -191,10 +161,9 @@ def publish_run(run_dir: Path, repo_id: str, *, token: str | None = None, privat
         return report
     where = (f"results are published at {url}, but adding .eval_results to model repo {report.model_id} failed "
              "(name the model repo with --model-id ORG/NAME, or skip it with --no-model-results)")
-    with hub_errors(where, token):
-        model_commit = api.create_commit(
-            report.model_id, commit_additions(eval_files), repo_type="model", create_pr=create_pr,
-            commit_message="Add hallubench evaluation results",
-            commit_description=f"Hallucination benchmark results; samples and card: {url}")
+    with hub.errors(where):
+        model_commit = hub.commit(eval_files, "Add hallubench evaluation results", repo_id=report.model_id,
+                                  repo_type="model", create_pr=create_pr,
+                                  commit_description=f"Hallucination benchmark results; samples and card: {url}")
     report.model_commit_url = model_commit.pr_url or model_commit.commit_url
     return report

@@ -10,7 +10,7 @@ from hallubench.ranking.specs import ModelSpec
 
 def tiny_specs(models_dir: Path, seeds: tuple[int, ...] = (1, 2, 3), kind: str = "qwen2_5_omni") -> list[ModelSpec]:
     """One tiny `kind` checkpoint per seed under models_dir/seed<k> (built once, reused), named tiny-<kind>-s<k>."""
-    from hallubench.models.tiny import make_tiny_model
+    from hallubench.testing.tiny_models import make_tiny_model
 
     specs = []
     for seed in seeds:

@@ -17,8 +17,9 @@ import yaml
 from huggingface_hub import EvalResultEntry, eval_result_entries_to_yaml
 from huggingface_hub.utils import HFValidationError, validate_repo_id
 
-from hallubench.builders.eval_yaml import SCORES, task_id
-from hallubench.harness.dataset_card import is_scalar
+from hallubench.benchmarks import all_tasks
+from hallubench.builders.eval_yaml import published_scores, task_id
+from hallubench.publish.dataset_card import is_scalar
 from hallubench.harness.results_schema import Results, TaskResult
 
 
@@ -46,7 +47,8 @@ def _notes(results: Results, task: TaskResult) -> str:
 def task_entries(results: Results, name: str, dataset_id: str, source_url: str) -> list[EvalResultEntry]:
     """One entry per score of task `name` (empty for tasks scored across runs)."""
     task = results.tasks[name]
-    scores = SCORES.get(task.metric or "", ())
+    defined = all_tasks().get(name)  # the task's own directions: results.json from older versions lack them
+    scores = published_scores(defined.higher_is_better) if defined is not None and task.metric else []
     return [EvalResultEntry(dataset_id=dataset_id, task_id=task_id(name, score), value=task.metrics[score],
                             date=results.run.finished or None, source_url=source_url,
                             source_name="hallubench samples and results", notes=_notes(results, task))

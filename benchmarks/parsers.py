@@ -1,0 +1,15 @@
+"""Answer extractors shared by several benchmarks (the lm-eval `filters` idea): raw model text -> parsed
+answer or None (unparseable, counted as such). The yes/no parser is the `pa_hr` metric's own, so the
+parsed answer in the samples log is exactly what the metric scores."""
+from __future__ import annotations
+
+from hallubench.metrics.pa_hr.pa_hr import parse_yes_no
+from hallubench.registry import register_parser
+
+register_parser("yes_no")(parse_yes_no)
+
+
+@register_parser("text")
+def text(text: str) -> str | None:
+    """Free-form answers: the stripped text; an empty answer is unparseable."""
+    return text.strip() or None

@@ -1,0 +1,71 @@
+"""The flag groups several subcommands share, defined once (lm-eval spellings, with underscores accepted
+as well as dashes); each subcommand adds its own flags around them."""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from hallubench.harness.options import DTYPES, MODALITIES
+from hallubench.ranking.aggregate import WEIGHTINGS
+from hallubench.registry import JUDGES
+
+RANK_OPTIONS = ("judge", "judge_args", "cache", "weighting", "temperature", "refcheck", "reference",
+                "reference_higher_is_better", "strict_judging")
+
+
+def add_model_arguments(p: argparse.ArgumentParser, model_help: str, model_args_help: str) -> None:
+    """--model and --model-args."""
+    p.add_argument("--model", help=model_help)
+    p.add_argument("--model-args", "--model_args", dest="model_args", help=model_args_help)
+
+
+def add_push_argument(p: argparse.ArgumentParser, what: str) -> None:
+    """--push-to-hub REPO_ID."""
+    p.add_argument("--push-to-hub", "--push_to_hub", dest="push_to_hub", metavar="REPO_ID", help=what)
+
+
+def add_generation_arguments(p: argparse.ArgumentParser) -> None:
+    """The data, generation and media flags every command that generates through the harness takes."""
+    p.add_argument("--data-dir", "--data_dir", dest="data_dir",
+                   help="required: a folder of built datasets (`hallubench build`), a Hub dataset repo id of a built "
+                        "benchmark (org/name[@revision]), or `mini` for the embedded synthetic mini benchmarks")
+    p.add_argument("--limit", type=int, help="first N samples of each task")
+    p.add_argument("--seed", type=int, help="run seed; each sample's seed derives from it, the task and the id")
+    p.add_argument("--batch-size", "--batch_size", dest="batch_size", type=int,
+                   help="conversations per greedy generate call (shortest prompts batched together; above 1 "
+                        "padding may change greedy outputs slightly); a conversation's n samples are always one "
+                        "call (num_return_sequences=n) from its own seed, so they do not depend on it")
+    p.add_argument("--device", help="hf models: cpu, cuda, cuda:1, ... or auto (device_map=auto: a model larger "
+                                    "than one GPU spread over all); default: the accelerate process's device")
+    p.add_argument("--dtype", choices=DTYPES, help="hf models: weights dtype; auto (default) is bfloat16 on GPUs "
+                                                   "that support it, float16 on older ones, the checkpoint's on CPU")
+    p.add_argument("--gen-kwargs", "--gen_kwargs", dest="gen_kwargs",
+                   help='override generation settings, e.g. "temperature=0.2,top_p=0.9,max_new_tokens=64"')
+    p.add_argument("--num-samples", "--num_samples", dest="num_samples", type=int,
+                   help="stochastic samples per item for tasks that cross-check (default: the task's, 10 for "
+                        "video and image; 0: none)")
+    p.add_argument("--modality", choices=MODALITIES, help="what media the model gets (default audio-visual)")
+    p.add_argument("--num-frames", "--num_frames", dest="num_frames", type=int, help="frames per video, uniform")
+    p.add_argument("--fps", type=float, help="sample frames at this rate instead (capped by --max-frames)")
+    p.add_argument("--max-frames", "--max_frames", dest="max_frames", type=int, help="frame cap with --fps")
+
+
+def add_rank_arguments(p: argparse.ArgumentParser) -> None:
+    """Flags shared by `rank` and `crosscheck` (defaults applied in `rank_options`)."""
+    p.add_argument("--judge", choices=JUDGES, help="sentence judge (default embedding: offline all-MiniLM-L6-v2)")
+    p.add_argument("--judge-args", "--judge_args", dest="judge_args",
+                   help='judge options, e.g. "pretrained=PATH,device=cpu" (llm: adapter=hf|openai plus model args)')
+    p.add_argument("--cache", type=Path, help="judgment cache file (default $HALLUBENCH_CACHE/judgments.sqlite)")
+    p.add_argument("--weighting", choices=WEIGHTINGS, help="eta: task (default), query or uniform")
+    p.add_argument("--temperature", type=float,
+                   help="T of the eta softmax over the evidence models' SelfCheck scores (default 0.1); not a "
+                        "generation setting: that is --gen-kwargs temperature=...")
+    p.add_argument("--refcheck", action="store_true", help="also judge against the rows' human references")
+    p.add_argument("--reference", type=Path, help="reference scores or ranking (CSV or JSON) to correlate with")
+    p.add_argument("--reference-higher-is-better", "--reference_higher_is_better",
+                   dest="reference_higher_is_better", action="store_true",
+                   help="the reference's higher scores mean less hallucination")
+    p.add_argument("--strict-judging", "--strict_judging", dest="strict_judging", action="store_true",
+                   help="stop at the first judgment that fails even alone (default: record it as a judge error, "
+                        "scored 0.5 and reported, and go on); judgments received are cached either way")
+    add_push_argument(p, "then upload the ranking folder to this Hub dataset repo (token: HF_TOKEN or login)")

@@ -1,0 +1,55 @@
+"""Typed arguments of plug-ins (model adapters, judges): a frozen dataclass per plug-in, built from the
+`key=value` flags (`from_args`) or a YAML mapping (`from_yaml`). Unknown and missing keys are refused with
+a ConfigError naming the allowed ones, before anything heavy (weights, a server) is touched."""
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, TypeVar
+
+from hallubench.errors import ConfigError
+
+C = TypeVar("C", bound="PluginConfig")
+
+
+@dataclasses.dataclass(frozen=True)
+class PluginConfig:
+    """Base of the plug-in configs; subclasses declare their keys as dataclass fields."""
+
+    @classmethod
+    def keys(cls) -> list[str]:
+        return [f.name for f in dataclasses.fields(cls)]
+
+    @classmethod
+    def from_args(cls: type[C], args: Mapping[str, Any] | None, *, what: str) -> C:
+        """The config from `args`; ConfigError saying `what` (e.g. "--model-args for --model hf") was wrong."""
+        args = dict(args or {})
+        unknown = sorted(set(args) - set(cls.keys()))
+        if unknown:
+            raise ConfigError(f"{what}: unknown key(s) {', '.join(unknown)}; allowed: {', '.join(sorted(cls.keys()))}")
+        missing = [f.name for f in dataclasses.fields(cls) if f.name not in args
+                   and f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING]
+        if missing:
+            raise ConfigError(f"{what}: missing {', '.join(missing)}")
+        try:
+            return cls(**args)
+        except ValueError as err:  # a field's own check (__post_init__)
+            raise ConfigError(f"{what}: {err}") from None
+
+    @classmethod
+    def from_yaml(cls: type[C], path: str | Path, *, what: str | None = None) -> C:
+        """The config from a YAML file holding one mapping of these keys."""
+        import yaml
+
+        try:
+            data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+        except (OSError, yaml.YAMLError) as err:
+            raise ConfigError(f"{path}: {err}") from None
+        if not isinstance(data, Mapping):
+            raise ConfigError(f"{path}: expected a mapping of {', '.join(cls.keys())}")
+        return cls.from_args(data, what=what or str(path))
+
+    def kwargs(self) -> dict[str, Any]:
+        """The keyword arguments for the plug-in's constructor."""
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}

@@ -1,0 +1,38 @@
+"""The user-facing error types, at the bottom of the package: any layer may raise them, and the CLI prints
+their message (which names the file, row or flag and says what to do) instead of a traceback.
+
+Every one is a `HallubenchError`; the ones about what the user asked for are `ConfigError`s (a ValueError,
+so callers of the Python API can catch either)."""
+from __future__ import annotations
+
+
+class HallubenchError(Exception):
+    """Base of the errors whose message is meant for the user."""
+
+
+class ConfigError(HallubenchError, ValueError):
+    """A problem with what the user asked for (flag, YAML key, task name, data folder)."""
+
+
+class RunFolderNotFoundError(ConfigError):
+    """A run folder (or the samples it should hold) is not there."""
+
+
+class CorruptRecordError(ConfigError):
+    """A line of a run folder's samples*.jsonl cannot be read as a sample record."""
+
+
+class RegistryError(HallubenchError, ValueError):
+    """A plug-in (task, builder, parser, model, judge, metric) registered under a name already taken."""
+
+
+class BuildError(HallubenchError, ValueError):
+    """Bad input or output location of a dataset build. The message names the file (and row) and what to do."""
+
+
+class RowError(HallubenchError):
+    """One row of a release cannot be converted; the builder names the file and row, and skips it or stops."""
+
+
+class PublishError(HallubenchError):
+    """Publishing cannot go on (no run, no token, a Hub error); the message says what to do."""

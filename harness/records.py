@@ -1,0 +1,70 @@
+"""The run folder's sample record: one JSON line of samples*.jsonl per (task, id, settings), typed.
+
+`schema` says which layout a line has. Version 1 is every record written before the field existed (the same
+keys): old run folders still resume and re-score, and a version newer than this hallubench is refused with
+the file and line, as is a line that is not an object with the core keys.
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any
+
+from hallubench.errors import CorruptRecordError
+
+SCHEMA_VERSION = 2  # 2: the `schema` field itself; 1: records without it (same keys otherwise)
+
+
+@dataclass
+class SampleRecord:
+    """One sample: what the model got, what it said, and what scoring needs (so re-scoring needs no dataset).
+
+    key: hash of task, id, model fingerprint, settings, media options and run seed; seed: the sample's own
+    (the stochastic samples use seed + 1); generation / sample_generation: effective GenerationSettings of
+    the answer / the extra samples; media: what it saw (video {path, indices, timestamps, native_fps,
+    duration}, audio {path, start, end, sr, muted}, image {path, size, blank}); outputs / samples: raw
+    answer(s) and stochastic samples; parsed: the task parser's reading of outputs[0], the one scoring
+    counts (None: unparseable); error: null or {type: "media"|"generation", class, message}, outputs then
+    empty; time_s: this sample's share of its batch's wall time."""
+
+    key: str
+    task: str
+    id: str
+    model: str
+    model_fingerprint: str
+    seed: int
+    generation: dict[str, Any]
+    sample_generation: dict[str, Any] | None
+    prompt: str
+    reference: Any = None
+    group: Any = None
+    metric_inputs: dict[str, Any] | None = None
+    media: dict[str, Any] | None = None
+    outputs: list[str] = field(default_factory=list)
+    samples: list[str] = field(default_factory=list)
+    parsed: Any = None
+    error: dict[str, str] | None = None
+    time_s: float | None = None
+    schema: int = SCHEMA_VERSION
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+# What scoring, resuming and ranking need of every line, whatever its schema version.
+CORE = ("key", "task", "id")
+
+
+def check_record(data: Any, where: str) -> dict[str, Any]:
+    """`data` (one parsed JSON line) if it can be a sample record; CorruptRecordError naming `where` (file:line)
+    when it is not an object with the core keys, or has a schema newer than this hallubench reads."""
+    if not isinstance(data, dict):
+        raise CorruptRecordError(f"{where}: not a sample record (a JSON object); fix or delete that line")
+    missing = [name for name in CORE if name not in data]
+    if missing:
+        raise CorruptRecordError(f"{where}: not a sample record (no {', '.join(missing)}); fix or delete that line")
+    schema = data.get("schema", 1)
+    if not isinstance(schema, int) or not 1 <= schema <= SCHEMA_VERSION:
+        raise CorruptRecordError(f"{where}: sample record schema {schema!r}, this hallubench reads 1 to "
+                                 f"{SCHEMA_VERSION}; upgrade hallubench to read this run folder")
+    return data

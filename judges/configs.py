@@ -1,0 +1,68 @@
+"""The `--judge-args` of each judge as typed configs, checked before any judge model loads."""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from hallubench.config import PluginConfig
+from hallubench.errors import ConfigError
+
+LLM_MODES = ("generate", "logprob")
+
+
+@dataclass(frozen=True)
+class EmbeddingJudgeArgs(PluginConfig):
+    """`--judge embedding` (default: the bundled all-MiniLM-L6-v2, offline)."""
+
+    model_dir: str | None = None
+    device: str = "cpu"
+    batch_size: int = 64
+    language: str = "en"
+    sentence_splitter: str = "auto"
+
+
+@dataclass(frozen=True)
+class NLIJudgeArgs(PluginConfig):
+    """`--judge nli`: an MNLI checkpoint and the names of its contradiction and entailment labels."""
+
+    pretrained: str
+    device: str = "cpu"
+    batch_size: int = 16
+    contradiction: str = "contradiction"
+    entailment: str = "entailment"
+
+
+@dataclass(frozen=True)
+class LLMJudgeArgs(PluginConfig):
+    """`--judge llm` (CrossCheck-explicit prompt): `adapter` (hf|openai), `batch_size`, `mode` (generate: the
+    paper's generate-and-parse; logprob: P(no) / (P(yes) + P(no)) from one forward pass); every other key goes
+    to the adapter, checked against its own config (pretrained=..., dtype=..., as in --model-args)."""
+
+    adapter: str = "hf"
+    batch_size: int = 16
+    mode: str = "generate"
+    model_args: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self):
+        if self.mode not in LLM_MODES:
+            raise ValueError(f"mode={self.mode!r}: choose one of {', '.join(LLM_MODES)}")
+
+    @classmethod
+    def from_args(cls, args: Mapping[str, Any] | None, *, what: str) -> "LLMJudgeArgs":
+        from hallubench.models import model_config
+
+        args = dict(args or {})
+        own = {key: args.pop(key) for key in ("adapter", "batch_size", "mode") if key in args}
+        if "pretrained" in args and "model" not in args:
+            args["model"] = args.pop("pretrained")
+        adapter = own.get("adapter", "hf")
+        if adapter == "hf":  # the adapter batches the judge's prompts in one forward pass
+            args.setdefault("batch_size", int(own.get("batch_size", 16)))
+        try:
+            model_args = model_config(adapter, args, f"{what} (besides adapter, batch_size, mode: the {adapter} adapter's)")
+        except ConfigError:
+            raise
+        except ValueError as err:  # no such adapter
+            raise ConfigError(f"{what}: {err}") from None
+        return super().from_args({**own, "model_args": model_args}, what=what)

@@ -1,0 +1,167 @@
+"""ARCHITECTURE.md's layer table is the rule: every import of every module (function-level ones included)
+goes to its own package or a lower layer, never to a higher layer or a peer package, and no files import
+each other round a loop. The checker is shown to fail on planted violations."""
+import ast
+import configparser
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+ROW = re.compile(r"^\|\s*(\d+)\s*\|\s*([^|]+?)\s*\|")
+
+
+def layer_table(text: str) -> dict[str, int]:
+    """Package -> layer, from the markdown table of ARCHITECTURE.md ("| 1 | hallubench.a, hallubench.b | ... |")."""
+    layers = {}
+    for line in text.splitlines():
+        match = ROW.match(line)
+        if match:
+            for package in match.group(2).split(","):
+                layers[package.strip()] = int(match.group(1))
+    return layers
+
+
+def modules(root: Path) -> dict[str, Path]:
+    """Module name -> file, for every package setup.cfg's package_dir maps under `root`."""
+    config = configparser.ConfigParser()
+    config.read(root / "setup.cfg")
+    out = {}
+    for line in config["options"]["package_dir"].strip().splitlines():
+        package, folder = (part.strip() for part in line.split("="))
+        for path in sorted((root / folder).rglob("*.py")):
+            parts = path.relative_to(root / folder).with_suffix("").parts
+            if parts[-1] == "__init__":
+                parts = parts[:-1]
+            out[".".join((package, *parts))] = path
+    return out
+
+
+def imports(name: str, path: Path, known: dict[str, Path]) -> set[str]:
+    """The hallubench modules `name` imports anywhere in its file (relative imports resolved)."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join(anchor + ([base] if base else []))
+            # `from pkg import submodule` imports the submodule's file
+            targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in known else base for a in node.names]
+        else:
+            continue
+        for target in targets:
+            while target and target not in known:  # `import hallubench.x.y.attr` -> the deepest module
+                target = target.rpartition(".")[0]
+            if target and target != name:
+                found.add(target)
+    return found
+
+
+def layer_of(module: str, layers: dict[str, int]) -> tuple[str, int] | None:
+    for package in sorted(layers, key=len, reverse=True):
+        if module == package or module.startswith(package + "."):
+            return package, layers[package]
+    return None
+
+
+def violations(root: Path, layers: dict[str, int]) -> list[str]:
+    known = modules(root)
+    graph = {name: imports(name, path, known) for name, path in known.items()}
+    problems = [f"{name} is in no layer of ARCHITECTURE.md" for name in known if layer_of(name, layers) is None]
+    for name, targets in graph.items():
+        source = layer_of(name, layers)
+        for target in sorted(targets):
+            dest = layer_of(target, layers)
+            if source and dest and source[0] != dest[0] and dest[1] >= source[1]:
+                kind = "a higher layer" if dest[1] > source[1] else "a package of its own layer"
+                problems.append(f"{name} (layer {source[1]}) imports {target}, {kind} ({dest[1]})")
+    return problems + [f"import cycle: {' -> '.join(cycle)}" for cycle in cycles(graph)]
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """One loop per strongly connected group of files (Tarjan's algorithm)."""
+    index, low, stack, on_stack, out = {}, {}, [], set(), []
+
+    def visit(node):
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for nxt in graph.get(node, ()):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on_stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            group = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                group.append(member)
+                if member == node:
+                    break
+            if len(group) > 1:
+                out.append(sorted(group) + [sorted(group)[0]])
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return out
+
+
+@pytest.fixture(scope="module")
+def layers():
+    table = layer_table((ROOT / "ARCHITECTURE.md").read_text(encoding="utf-8"))
+    assert len(table) >= 10, "ARCHITECTURE.md lost its layer table"
+    return table
+
+
+def test_every_module_keeps_to_its_layer_and_no_files_import_each_other(layers):
+    assert violations(ROOT, layers) == []
+
+
+def test_every_mapped_package_has_a_layer(layers):
+    config = configparser.ConfigParser()
+    config.read(ROOT / "setup.cfg")
+    packages = {line.split("=")[0].strip() for line in config["options"]["package_dir"].strip().splitlines()}
+    assert packages - {"hallubench"} <= set(layers)
+
+
+def _tree(tmp_path: Path, files: dict[str, str]) -> Path:
+    (tmp_path / "setup.cfg").write_text("[options]\npackage_dir =\n    hallubench = hallubench\n"
+                                        "    hallubench.low = low\n    hallubench.high = high\n")
+    for rel, text in {"hallubench/errors.py": "", "low/__init__.py": "", "high/__init__.py": "", **files}.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    return tmp_path
+
+
+LAYERS = {"hallubench.errors": 0, "hallubench.low": 1, "hallubench.high": 2}
+
+
+def test_checker_accepts_a_clean_tree(tmp_path):
+    root = _tree(tmp_path, {"high/a.py": "from hallubench.low import b\nfrom hallubench.errors import X\n",
+                            "low/b.py": "from . import c\n", "low/c.py": ""})
+    assert violations(root, LAYERS) == []
+
+
+def test_checker_fails_on_a_lazy_import_of_a_higher_layer(tmp_path):
+    root = _tree(tmp_path, {"high/a.py": "", "low/b.py": "def f():\n    from hallubench.high.a import g\n"})
+    assert violations(root, LAYERS) == ["hallubench.low.b (layer 1) imports hallubench.high.a, a higher layer (2)"]
+
+
+def test_checker_fails_on_a_file_cycle_inside_one_package(tmp_path):
+    root = _tree(tmp_path, {"low/b.py": "from hallubench.low import c\n",
+                            "low/c.py": "def f():\n    from .b import x\n"})
+    assert violations(root, LAYERS) == ["import cycle: hallubench.low.b -> hallubench.low.c -> hallubench.low.b"]
+
+
+def test_checker_fails_on_a_module_outside_the_table(tmp_path):
+    root = _tree(tmp_path, {"low/b.py": ""})
+    assert violations(root, {"hallubench.errors": 0, "hallubench.high": 2}) == [
+        "hallubench.low is in no layer of ARCHITECTURE.md", "hallubench.low.b is in no layer of ARCHITECTURE.md"]
