@@ -21,3 +21,26 @@ def shared_data() -> Path:
     if os.environ.get("CI", "").lower() == "true":
         pytest.fail(reason)
     pytest.skip(reason)
+
+
+@pytest.fixture(scope="session")
+def mini_datasets(tmp_path_factory) -> Path:
+    """The embedded mini benchmarks, built once for the whole session (tests read it, never write into it)."""
+    from hallubench.harness.data import ensure_mini
+
+    return ensure_mini(tmp_path_factory.mktemp("mini-cache"))
+
+
+@pytest.fixture(scope="session")
+def tiny_checkpoint(tmp_path_factory):
+    """kind -> a tiny random checkpoint folder of that model kind, made once per session (read-only for tests)."""
+    from hallubench.testing.tiny_models import make_tiny_model
+
+    made: dict[str, Path] = {}
+
+    def checkpoint(kind: str) -> Path:
+        if kind not in made:
+            made[kind] = make_tiny_model(kind, tmp_path_factory.mktemp(f"tiny-{kind}"))
+        return made[kind]
+
+    return checkpoint

@@ -3,7 +3,6 @@ scorer (`evaluation/calculate_score.py`, re-implemented in cmm_support) prints f
 adversarial answers included, overall, per sub_category and per granularity × sub_category."""
 import json
 import os
-from pathlib import Path
 
 import pytest
 import torch
@@ -11,10 +10,9 @@ import torch
 from hallubench.benchmarks import get_task
 from hallubench.cli.main import main
 from hallubench.harness import store
-from hallubench.harness.data import ensure_mini, load_rows
+from hallubench.harness.data import load_rows
 from hallubench.benchmarks import get_parser
 from hallubench.harness.results_schema import Results
-from hallubench.testing.tiny_models import make_tiny_model
 
 from cmm_support import cmm_calculate_score
 
@@ -28,12 +26,11 @@ ADVERSARIAL = [
 
 
 @pytest.fixture(scope="module")
-def run_dir(tmp_path_factory):
+def run_dir(tmp_path_factory, mini_datasets, tiny_checkpoint):
     """A real run of a tiny random model on the mini CMM, its outputs then replaced by adversarial answers
     and the folder re-scored with `--from-outputs` (the path a user takes to score saved outputs)."""
     root = tmp_path_factory.mktemp("cmm")
-    model = make_tiny_model("qwen2_5_omni", root / "models")
-    data = ensure_mini(root / "cache")
+    model, data = tiny_checkpoint("qwen2_5_omni"), mini_datasets
     out = root / "run"
     assert main(["run", "--model", "hf", "--model-args", f"pretrained={model},dtype=float32", "--data-dir", str(data),
                  "--output-dir", str(out), "--tasks", "cmm", "--num-frames", "2",

@@ -11,11 +11,9 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 import pytest
 import transformers
 
-from hallubench.harness.data import ensure_mini
 from hallubench.harness.options import RunOptions
 from hallubench.harness.runner import run
 from hallubench.models import GenerationSettings, Message, TextPart, get_model
-from hallubench.testing.tiny_models import make_tiny_model
 
 N = 4
 LIMIT = 3
@@ -23,9 +21,8 @@ SMALL_VIDEO = {"videos_kwargs": {"size": {"shortest_edge": 56 * 56, "longest_edg
 
 
 @pytest.fixture(scope="module")
-def setup(tmp_path_factory):
-    root = tmp_path_factory.mktemp("samples")
-    return ensure_mini(root / "mini"), make_tiny_model("qwen2_5_omni", root)
+def setup(mini_datasets, tiny_checkpoint):
+    return mini_datasets, tiny_checkpoint("qwen2_5_omni")
 
 
 @pytest.fixture

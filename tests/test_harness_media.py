@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from hallubench.benchmarks import get_task
-from hallubench.harness.data import ensure_mini, load_rows
+from hallubench.harness.data import load_rows
 from hallubench.harness.media import MissingMediaError, check_modality, prepare
 from hallubench.harness.options import RunOptions
 from hallubench.errors import ConfigError
@@ -11,8 +11,8 @@ from hallubench.models.protocol import AudioPart, ImagePart, TextPart, VideoPart
 
 
 @pytest.fixture(scope="module")
-def datasets_dir(tmp_path_factory):
-    return ensure_mini(tmp_path_factory.mktemp("cache"))
+def datasets_dir(mini_datasets):
+    return mini_datasets
 
 
 def _prepare(datasets_dir, task_name, **options):

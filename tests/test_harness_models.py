@@ -10,8 +10,6 @@ import torch
 
 from hallubench.cli.main import main
 from hallubench.harness import store
-from hallubench.harness.data import ensure_mini
-from hallubench.testing.tiny_models import make_tiny_model
 
 os.environ["HF_HUB_OFFLINE"] = "1"
 torch.set_num_threads(1)
@@ -26,14 +24,14 @@ CASES = {
 
 
 @pytest.fixture(scope="module")
-def data_dir(tmp_path_factory):
-    return ensure_mini(tmp_path_factory.mktemp("cache"))
+def data_dir(mini_datasets):
+    return mini_datasets
 
 
 @pytest.mark.parametrize("kind", list(CASES))
-def test_each_model_kind_runs_its_modality_on_the_mini_benchmarks(kind, data_dir, tmp_path):
+def test_each_model_kind_runs_its_modality_on_the_mini_benchmarks(kind, data_dir, tiny_checkpoint, tmp_path):
     modality, media = CASES[kind]
-    model = make_tiny_model(kind, tmp_path / "models")
+    model = tiny_checkpoint(kind)
     out = tmp_path / "run"
     argv = ["run", "--model", "hf", "--model-args", f"pretrained={model},dtype=float32", "--data-dir", str(data_dir),
             "--output-dir", str(out), "--tasks", ",".join(media), "--modality", modality, "--limit", "2",
@@ -59,8 +57,8 @@ def test_each_model_kind_runs_its_modality_on_the_mini_benchmarks(kind, data_dir
         assert cmm["n_selected"] == 2 and cmm["n_scored"] + cmm["n_unparsed"] == 2
 
 
-def test_a_modality_the_model_cannot_take_is_refused_before_any_sample(data_dir, tmp_path, capsys):
-    model = make_tiny_model("qwen2_vl", tmp_path / "models")
+def test_a_modality_the_model_cannot_take_is_refused_before_any_sample(data_dir, tiny_checkpoint, tmp_path, capsys):
+    model = tiny_checkpoint("qwen2_vl")
     out = tmp_path / "run"
     argv = ["run", "--model", "hf", "--model-args", f"pretrained={model},dtype=float32", "--data-dir", str(data_dir),
             "--output-dir", str(out), "--tasks", "cmm", "--limit", "2"]

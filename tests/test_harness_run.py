@@ -16,10 +16,8 @@ import torch
 
 from hallubench.cli.main import main
 from hallubench.harness import store
-from hallubench.harness.data import ensure_mini
 from hallubench.harness.results_schema import Results
 
-from hallubench.testing.tiny_models import make_tiny_model
 
 os.environ["HF_HUB_OFFLINE"] = "1"
 # CPU float reductions depend on the thread count, and a tiny random model's sampled tokens follow
@@ -29,13 +27,13 @@ TASKS = ["--tasks", "cmm,avhallubench_visual", "--limit", "3", "--num-samples", 
 
 
 @pytest.fixture(scope="module")
-def tiny_omni(tmp_path_factory):
-    return make_tiny_model("qwen2_5_omni", tmp_path_factory.mktemp("models"))
+def tiny_omni(tiny_checkpoint):
+    return tiny_checkpoint("qwen2_5_omni")
 
 
 @pytest.fixture(scope="module")
-def data_dir(tmp_path_factory):
-    return ensure_mini(tmp_path_factory.mktemp("cache"))
+def data_dir(mini_datasets):
+    return mini_datasets
 
 
 def _argv(model, data, out, *extra):

@@ -301,9 +301,9 @@ def test_releases_are_deterministic_and_quick(releases, tmp_path):
 
 
 def test_bad_arguments_say_what_to_do(tmp_path):
-    with pytest.raises(ValueError, match="choose one of avhallubench, cmm"):
+    with pytest.raises(ValueError, match="choose one of avhallubench, cchall, cmm, mhalubench, sac3"):
         make_release("pope", tmp_path)
-    with pytest.raises(ValueError, match="only to cmm"):
+    with pytest.raises(ValueError, match=r"only to releases whose media ship as a zip \(cmm\)"):
         make_release("sac3", tmp_path, zipped=True)
 
 

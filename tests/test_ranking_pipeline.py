@@ -14,7 +14,6 @@ import yaml
 
 from hallubench.cli.main import main
 from hallubench.harness import store
-from hallubench.harness.data import ensure_mini
 from hallubench.judges import split_sentences
 from hallubench.judges.cache import judgment_key
 from hallubench.ranking.report import FILES
@@ -27,14 +26,14 @@ BOARDS = TASKS + list(AV_BOARDS.values())
 
 
 @pytest.fixture(scope="module")
-def setup(tmp_path_factory):
+def setup(tmp_path_factory, mini_datasets):
     from hallubench.testing.demo import tiny_specs
 
     root = tmp_path_factory.mktemp("crosscheck")
     specs = tiny_specs(root / "models", seeds=(1, 2, 3))
     assert len({(s.model_args["pretrained"] / Path("model.safetensors")).read_bytes() for s in specs}) == 3
     models = {name: spec.model_args["pretrained"] for name, spec in zip(("omni-a", "omni-b", "omni-c"), specs)}
-    return root, models, ensure_mini(root / "cache")
+    return root, models, mini_datasets
 
 
 def _config(root, models, names):

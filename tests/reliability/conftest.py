@@ -10,13 +10,11 @@ import os
 import subprocess
 import sys
 import threading
-import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 
-from hallubench.harness.data import ensure_mini
 
 API_KEY = "sk-reliability-" + "k3y" * 10  # 44 characters, like a real key
 URL_USER, URL_PASSWORD = "alice", "p4ssw0rd-in-url"
@@ -88,8 +86,8 @@ def server():
 
 
 @pytest.fixture(scope="session")
-def data_dir(tmp_path_factory):
-    return ensure_mini(tmp_path_factory.mktemp("cache"))
+def data_dir(mini_datasets):
+    return mini_datasets
 
 
 def openai_run_argv(server, data_dir, out, *extra, model_args="", tasks="cmm", url=None):
