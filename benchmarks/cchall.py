@@ -16,7 +16,6 @@ Scored by the `cchall` metric (accuracy / macro-F1) with a per-`dataset_source` 
 import re
 
 from hallubench.benchmarks.task import MediaSpec, Row, Task
-from hallubench.metrics.cchall.cchall import parse_cchall
 from hallubench.models.protocol import GenerationSettings
 from hallubench.registry import register_parser, register_task
 
@@ -69,7 +68,10 @@ def metric_inputs(row: Row) -> dict:
 
 @register_parser("cchall_option")
 def cchall_option(text: str, options: list[str] | None = None) -> str | None:
-    """The metric's own parse (`parse_cchall`), so the stored answer is the one it scores."""
+    """The metric's own parse (`parse_cchall`), so the stored answer is the one it scores (imported on first
+    use: the metric module imports evaluate)."""
+    from hallubench.metrics.cchall.cchall import parse_cchall
+
     return parse_cchall(text, options)
 
 
