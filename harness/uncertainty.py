@@ -21,9 +21,9 @@ METHOD = (f"bootstrap: standard deviation of the metric over {RESAMPLES} resampl
 
 
 def fractions(values: dict[str, Any]) -> dict[str, float]:
-    """The top-level metrics with a value in [0, 1] (counts, lists and nested tables left out)."""
-    return {name: float(v) for name, v in values.items()
-            if isinstance(v, (int, float)) and not isinstance(v, bool) and 0.0 <= v <= 1.0}
+    """The top-level metrics with a float value in [0, 1]: counts (ints, e.g. `unparsed` or `n` of 0 or 1),
+    lists and nested tables left out; the metrics return every fraction as a float."""
+    return {name: float(v) for name, v in values.items() if isinstance(v, float) and 0.0 <= v <= 1.0}
 
 
 def _std(samples: dict[str, list[float]], names) -> dict[str, float | None]:

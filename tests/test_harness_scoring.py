@@ -99,3 +99,11 @@ def test_cchall_reports_stderr_for_accuracy_and_macro_f1_and_their_direction():
     assert result.metrics["accuracy_stderr"] > 0 and result.metrics["macro_f1_stderr"] > 0
     assert result.groups["GQA"].metrics["macro_f1_stderr"] > 0
     assert result.higher_is_better == {"accuracy": True, "macro_f1": True} and result.version == 2
+
+
+def test_counts_of_zero_or_one_are_not_fractions():
+    """`unparsed` and `n` are counts: a value of 0 or 1 must not get a standard error or a bar as a fraction."""
+    from hallubench.harness.uncertainty import fractions
+
+    assert fractions({"pa": 0.5, "hr": 1.0, "unparsed": 1, "n": 0, "unparsed_indices": [2], "by_group": {}}) \
+        == {"pa": 0.5, "hr": 1.0}
