@@ -29,6 +29,7 @@ import torch
 
 from hallubench.registry import MODEL_FAMILIES, register_family
 
+from .prefix_scoring import first_token_probs
 from .protocol import (
     DTYPES,
     AudioPart,
@@ -344,10 +345,17 @@ class HFChatModel:
     @torch.inference_mode()
     def next_token_probs(self, conversations: list[Conversation], words: list[str]) -> list[list[float]]:
         """Per conversation, the probability that the reply's first token is each word (any casing, with or
-        without a leading space: the sum over those single tokens). One forward pass per batch of
-        `batch_size` prompts, shortest first, through `generate(max_new_tokens=1)`, which builds every
-        family's position ids and computes the last position's logits only."""
+        without a leading space: the sum over those single tokens). A text model runs each prefix that
+        prompts share once (prefix_scoring.py). A multimodal model: one forward pass per batch of `batch_size`
+        prompts, shortest first, through `generate(max_new_tokens=1)`, which builds every family's position ids
+        and computes the last position's logits only."""
         ids = [word_token_ids(self.tokenizer, word) for word in words]
+        if self.text_only:  # judges' prompts repeat their evidence passage: each shared prefix is run once
+            for part in (part for conversation in conversations for m in conversation for part in m.content):
+                self._check_accepts(part)
+            prompts = [self._prompt(_text_messages(c)) for c in conversations]
+            tokens = self.tokenizer(prompts, **self.processor_kwargs)["input_ids"]
+            return first_token_probs(self.model, tokens, ids, self.batch_size, self.tokenizer.pad_token_id)
         order = sorted(range(len(conversations)), key=lambda i: _size(conversations[i]))
         probs: dict[int, list[float]] = {}
         for start in range(0, len(order), self.batch_size):
@@ -360,6 +368,11 @@ class HFChatModel:
             for row, i in enumerate(chunk):
                 probs[i] = [first[row, word_ids].sum().item() for word_ids in ids]
         return [probs[i] for i in range(len(conversations))]
+
+
+def _text_messages(conversation: Conversation) -> list[dict[str, Any]]:
+    return [{"role": m.role, "content": [{"type": "text", "text": p.text} for p in m.content
+                                         if isinstance(p, TextPart)]} for m in conversation]
 
 
 def word_token_ids(tokenizer: Any, word: str) -> list[int]:

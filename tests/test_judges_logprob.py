@@ -145,3 +145,53 @@ def test_openai_next_token_probs_ask_one_token_with_logprobs():
                        transport=_logprob_server([], with_logprobs=False))
     with pytest.raises(GenerationError, match="returned no logprobs.*mode=generate"):
         silent.next_token_probs([_conversation("q")], ["yes", "no"])
+
+
+def _passage_prompts():
+    """Judge prompts of 3 passages of different lengths x 5 sentences (sharing each passage's prefix) and 2
+    prompts sharing nothing."""
+    passages = [" ".join(f"Sentence {k} of passage {p}: a dog barks while a bell rings in the yard." for k in range(4 + p))
+                for p in range(3)]
+    sentences = ["The dog barks.", "A car passes by slowly.", "Bells.", "A man in a blue coat waves.", "It rains."]
+    prompts = [EXPLICIT_PROMPT.format(context=p, sentence=s) for p in passages for s in sentences]
+    return prompts + ["Is there a bell ringing now?", "Describe what you see and hear."]
+
+
+@pytest.mark.parametrize("batch_size", [1, 4, 5, 16])
+def test_shared_prefixes_run_once_and_give_whole_prompt_probabilities(text_lm, batch_size):
+    from hallubench.models.prefix_scoring import prefix_groups
+
+    model = get_model("hf", model=str(text_lm["chat"]), dtype="float32", batch_size=batch_size)
+    conversations = [_conversation(p) for p in _passage_prompts()]
+    forwarded = []
+    hook = model.model.register_forward_pre_hook(lambda _, args, kwargs: forwarded.append(kwargs["input_ids"].numel()),
+                                                 with_kwargs=True)
+    try:
+        probs = model.next_token_probs(conversations, ["yes", "no"])
+    finally:
+        hook.remove()
+    whole = [len(model.prepare([c])["input_ids"][0]) for c in conversations]
+    for conversation, got in zip(conversations, probs):
+        with torch.no_grad():
+            last = torch.softmax(model.model(**model.prepare([conversation])).logits[0, -1].float(), dim=-1)
+        assert got == pytest.approx([last[word_token_ids(model.tokenizer, w)].sum().item() for w in ("yes", "no")],
+                                    rel=1e-4, abs=1e-7)
+    # Each passage's prefix once plus the suffixes (padded): well under half the tokens of the whole prompts.
+    assert sum(forwarded) < 0.5 * sum(whole)
+    tokens = model.tokenizer([model._prompt([{"role": "user", "content": [{"type": "text", "text": p}]}])
+                              for p in _passage_prompts()])["input_ids"]
+    groups = prefix_groups(tokens)
+    assert sorted(i for _, members in groups for i in members) == list(range(len(tokens)))
+    assert sorted(len(members) for shared, members in groups if shared) == [5, 5, 5]
+    for shared, members in groups:
+        assert all(tokens[m][:shared] == tokens[members[0]][:shared] and len(tokens[m]) > shared for m in members)
+
+
+def test_shared_prefix_path_refuses_media_for_a_text_model(text_lm):
+    from PIL import Image
+    from hallubench.models import ImagePart
+
+    model = get_model("hf", model=str(text_lm["chat"]), dtype="float32")
+    with pytest.raises(ValueError, match="takes no image input"):
+        model.next_token_probs([[Message("user", [ImagePart(Image.new("RGB", (8, 8))), TextPart("Yes?")])]],
+                               ["yes", "no"])
