@@ -53,6 +53,7 @@ VISION_7B = dict(depth=32, hidden_size=1280, intermediate_size=3420, num_heads=1
 # upscaled to the prompt size of a 640x360 clip.
 VIDEO_SIZE = {"videos_kwargs": {"size": {"shortest_edge": 640 * 360, "longest_edge": 768 * 28 * 28}}}
 VIDEOS, TASKS = 175, 2  # AVHalluBench: 175 videos x (visual, audio) descriptions
+GREEDY_BATCH = 8  # videos per greedy call in the projection (--batch-size 8)
 JUDGE_PAIRS_PER_MODEL = 230_000  # pairs to rank one new model on AVHalluBench (issue 9's estimate)
 
 
@@ -75,13 +76,34 @@ class Timer:
         return best, result
 
 
+def hardware_limits(args, timer: Timer) -> dict:
+    """The device's measured ceilings (METHOD.md): a bf16 8192^3 matrix product in TFLOP/s, and a 1 GiB
+    device-to-device copy in TB/s counting bytes read plus written. On the CPU (--tiny): none."""
+    if args.device != "cuda":
+        return {}
+    a = torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn_like(a)
+    matmul, _ = timer(lambda: a @ b, 10)
+    source = torch.randint(0, 255, (1 << 30,), dtype=torch.uint8, device="cuda")
+    target = torch.empty_like(source)
+    copy, _ = timer(lambda: target.copy_(source), 10)
+    return {"tflops": 2 * 8192 ** 3 / matmul / 1e12, "tbps": 2 * source.numel() / copy / 1e12}
+
+
+def _weights(model: torch.nn.Module) -> tuple[int, int]:
+    """(parameters, bytes) of a model's weights."""
+    params = list(model.parameters())
+    return sum(p.numel() for p in params), sum(p.numel() * p.element_size() for p in params)
+
+
 def vl_model(tiny_dir: Path, args) -> HFChatModel:
     """The hf adapter over the tiny Qwen2.5-VL folder, its model swapped for the benchmark's random one."""
     from transformers import AutoConfig, GenerationConfig, Qwen2_5_VLForConditionalGeneration
 
     tiny = AutoConfig.from_pretrained(tiny_dir)
     config = tiny if args.tiny else type(tiny).from_dict({
-        **tiny.to_dict(), "text_config": {**tiny.text_config.to_dict(), **TEXT_7B},
+        # layer_types is per layer: the tiny model's one entry cannot describe 28 layers, so it is rebuilt.
+        **tiny.to_dict(), "text_config": {**_without(tiny.text_config.to_dict(), "layer_types"), **TEXT_7B},
         "vision_config": {**tiny.vision_config.to_dict(), **VISION_7B}})
     chat = HFChatModel(str(tiny_dir), dtype="float32", batch_size=args.batch_size,
                        processor_kwargs=None if args.tiny else VIDEO_SIZE)
@@ -108,15 +130,19 @@ def text_model(tiny_dir: Path, work: Path, args) -> HFChatModel:
     return chat
 
 
+def _without(config: dict, *keys: str) -> dict:
+    return {key: value for key, value in config.items() if key not in keys}
+
+
 def _random(model_class, config, args) -> torch.nn.Module:
     with torch.device(args.device):
         model = model_class._from_config(config, dtype=args.dtype, attn_implementation="sdpa")
     return model.eval()
 
 
-def clip(args) -> VideoPart:
+def clip(args, seed: int = 0) -> VideoPart:
     height, width = (64, 96) if args.tiny else (360, 640)
-    return VideoPart(np.random.default_rng(0).integers(0, 256, (8, height, width, 3), dtype=np.uint8), fps=2.0)
+    return VideoPart(np.random.default_rng(seed).integers(0, 256, (8, height, width, 3), dtype=np.uint8), fps=2.0)
 
 
 def direct_generate(chat: HFChatModel, conversation, settings: GenerationSettings, copies: int):
@@ -146,6 +172,7 @@ def generation_rows(chat: HFChatModel, args, timer: Timer) -> dict:
     samples = GenerationSettings(max_new_tokens=args.max_new_tokens, temperature=1.0, top_p=0.9, n=10)
     greedy = GenerationSettings(max_new_tokens=args.max_new_tokens)
     rows = {}
+    rows["params"], rows["weight_bytes"] = _weights(chat.model)
     for batch_size in (1, 10):
         chat.batch_size = batch_size
         rows[f"samples_bs{batch_size}"], _ = timer(lambda: chat.generate([conversation], samples, seeds=[1]),
@@ -153,6 +180,11 @@ def generation_rows(chat: HFChatModel, args, timer: Timer) -> dict:
     rows["samples_direct"], rows["prompt_tokens"] = timer(
         lambda: direct_generate(chat, conversation, samples, 10), args.repeats)
     rows["greedy"], _ = timer(lambda: chat.generate([conversation], greedy), args.repeats)
+    # A run at --batch-size 8 answers 8 videos greedily in one call (decoding a few rows costs about one).
+    videos = [[Message("user", [clip(args, seed), TextPart("Describe what you see in this video in detail.")])]
+              for seed in range(GREEDY_BATCH)]
+    chat.batch_size = GREEDY_BATCH
+    rows["greedy_batched"], _ = timer(lambda: chat.generate(videos, greedy), args.repeats)
     rows["greedy_direct"], _ = timer(lambda: direct_generate(chat, conversation, greedy, 1), args.repeats)
     return rows
 
@@ -164,7 +196,7 @@ def whole_run(chat: HFChatModel, work: Path, args) -> tuple[float, str]:
     from hallubench.harness.options import RunOptions
     from hallubench.harness.runner import run
 
-    data = ensure_mini(work / "mini")
+    data = ensure_mini(args.mini_dir or work / "mini")
     models.MODELS["bench"] = lambda **_: chat
     chat.batch_size = 1
     busy: list[int] = []
@@ -229,11 +261,13 @@ def judge_rows(judge_model: HFChatModel, args, timer: Timer) -> dict:
 
     seconds, _ = timer(forward, args.repeats)
     rows["forward_bs64"] = len(pairs) / seconds
+    rows["params"], _ = _weights(judge_model.model)
+    rows["tokens_per_pair"] = sum(int(b["attention_mask"].sum()) for b in batches) / len(pairs)
     return rows
 
 
-def report(gen: dict, run_row: tuple[float, str], judge: dict, args) -> None:
-    per_video = gen["greedy"] + gen["samples_bs1"]
+def report(gen: dict, run_row: tuple[float, str], judge: dict, limits: dict, args) -> None:
+    per_video = gen["greedy_batched"] / GREEDY_BATCH + gen["samples_bs1"]
     generation_h = VIDEOS * TASKS * per_video / 3600
     judging_h = JUDGE_PAIRS_PER_MODEL / judge["logprob_bs64"] / 3600
     print(f"\n{args.machine}, {args.dtype}, {gen['prompt_tokens']} prompt tokens (8 frames), "
@@ -246,15 +280,29 @@ def report(gen: dict, run_row: tuple[float, str], judge: dict, args) -> None:
               f"(`num_return_sequences=10`) | {value / gen['samples_direct']:.2f}x |")
     print(f"| greedy answer | {gen['greedy']:.2f} s | {gen['greedy_direct']:.2f} s | "
           f"{gen['greedy'] / gen['greedy_direct']:.2f}x |")
+    print(f"| greedy answers of {GREEDY_BATCH} videos in one call, `--batch-size {GREEDY_BATCH}` | "
+          f"{gen['greedy_batched']:.2f} s ({gen['greedy_batched'] / GREEDY_BATCH:.2f} s a video) | — | — |")
     print(f"| whole `hallubench run`, avhallubench_visual, bs 1 | {run_row[0]:.1f} s per video, GPU {run_row[1]} | — | — |")
     print(f"| explicit LLM judge ({judge['judge_prompt_tokens']}-token prompts), generate bs 16 / 64 | "
           f"{judge['generate_bs16']:.1f} / {judge['generate_bs64']:.1f} pairs/s | {judge['forward_bs64']:.1f} pairs/s "
-          f"as one forward pass (bs 64) | {judge['generate_bs64'] / judge['forward_bs64']:.2f}x |")
+          f"as one forward pass over whole prompts (bs 64) | {judge['generate_bs64'] / judge['forward_bs64']:.2f}x |")
     print(f"| LLM judge, logprob mode, bs 64 | {judge['logprob_bs64']:.1f} pairs/s | {judge['forward_bs64']:.1f} pairs/s | "
           f"{judge['logprob_bs64'] / judge['forward_bs64']:.2f}x |")
+    if limits:
+        decode_floor = args.max_new_tokens * gen["weight_bytes"] / (limits["tbps"] * 1e12)
+        forward_tflops = judge["forward_bs64"] * judge["tokens_per_pair"] * 2 * judge["params"] / 1e12
+        print(f"\nhardware, measured in this run: bf16 matrix product {limits['tflops']:.0f} TFLOP/s, "
+              f"device copy {limits['tbps']:.2f} TB/s")
+        print(f"decoding floor ({args.max_new_tokens} steps, each reading {gen['weight_bytes'] / 1e9:.1f} GB of weights "
+              f"at the copy rate): {decode_floor:.2f} s; direct 10 samples {gen['samples_direct'] / decode_floor:.2f}x "
+              f"it, hallubench {gen['samples_bs1'] / decode_floor:.2f}x; greedy {gen['greedy'] / decode_floor:.2f}x")
+        print(f"judge forward pass over whole prompts ({judge['tokens_per_pair']:.0f} tokens a pair, "
+              f"2 x {judge['params'] / 1e9:.2f} G FLOP a token): {forward_tflops:.0f} TFLOP/s, "
+              f"{forward_tflops / limits['tflops']:.0%} of the matrix product's rate; the logprob mode's shared "
+              f"prefixes do {judge['logprob_bs64'] / judge['forward_bs64']:.2f}x its pairs/s")
     print(f"\nlogprob / generate-and-parse (bs 64): {judge['logprob_bs64'] / judge['generate_bs64']:.2f}x (target >= 2)")
     print(f"projected, one new model on AVHalluBench with the hf adapter: generation {VIDEOS} videos x {TASKS} tasks "
-          f"x (greedy + 10 samples = {per_video:.1f} s) = {generation_h:.2f} h; judging {JUDGE_PAIRS_PER_MODEL:,} pairs "
+          f"x (greedy at bs {GREEDY_BATCH} + 10 samples = {per_video:.1f} s) = {generation_h:.2f} h; judging {JUDGE_PAIRS_PER_MODEL:,} pairs "
           f"at {judge['logprob_bs64']:.0f} pairs/s (logprob) = {judging_h:.2f} h; total {generation_h + judging_h:.2f} "
           "GPU-hours (target <= 1.5)")
     budget = max(0.0, 1.0 - judging_h) * 3600 / (VIDEOS * TASKS)
@@ -269,6 +317,8 @@ def main() -> int:
     parser.add_argument("--max-new-tokens", type=int, default=None, help="default 256 (8 with --tiny)")
     parser.add_argument("--judge-pairs", type=int, default=None, help="pairs per judge row (default 512, 32 with --tiny)")
     parser.add_argument("--run-videos", type=int, default=None, help="videos in the whole-run row (default 5, 2 tiny)")
+    parser.add_argument("--mini-dir", type=Path, default=None,
+                        help="mini benchmarks built beforehand (building them needs FFmpeg, which GPU images often lack)")
     args = parser.parse_args()
     if not args.tiny and not torch.cuda.is_available():
         print("bench_gpu.py: no CUDA device; run it on a GPU machine, or pass --tiny for a CPU smoke test",
@@ -283,6 +333,7 @@ def main() -> int:
     args.batch_size = 1
     args.machine = torch.cuda.get_device_name() if args.device == "cuda" else "CPU"
     timer = Timer(args.device)
+    limits = hardware_limits(args, timer)
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         tiny_dir = make_tiny_model("qwen2_5_vl", work)
@@ -293,7 +344,7 @@ def main() -> int:
         if args.device == "cuda":
             torch.cuda.empty_cache()
         judge = judge_rows(text_model(tiny_dir, work, args), args, timer)
-    report(gen, run_row, judge, args)
+    report(gen, run_row, judge, limits, args)
     return 0
 
 
