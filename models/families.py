@@ -43,6 +43,7 @@ class Family:
     audio_in_video: bool = False  # takes a video's soundtrack interleaved with its frames (use_audio_in_video)
     pixel_budget: bool = False  # the processors' size is {shortest_edge: min pixels, longest_edge: max pixels}
     generate_kwargs: tuple[tuple[str, Any], ...] = ()  # extra flags every generate call of this family gets
+    template_kwargs: tuple[tuple[str, Any], ...] = ()  # extra options of its chat template (apply_chat_template)
     remote_code: bool = False  # some released checkpoints need trust_remote_code=True (see notes)
     unsupported: str | None = None  # why the adapter refuses this family (loading says so, before any weights)
     tiny: str | None = None  # the tiny random checkpoint kind (hallubench.testing) its tests run; None: untested
@@ -53,6 +54,9 @@ class Family:
         unknown = set(self.modalities) - set(MEDIA)
         if unknown:
             raise ValueError(f"family {self.name}: unknown modalities {sorted(unknown)}; choose from {', '.join(MEDIA)}")
+        if self.video == "images" and not {"image", "video"} <= set(self.modalities):
+            raise ValueError(f"family {self.name}: video='images' passes a video's frames as images; its modalities "
+                             "must hold both")
 
     @property
     def arguments(self) -> tuple[str, ...]:
@@ -77,16 +81,21 @@ def families_taking(argument: str) -> list[str]:
 def auto_class_for(config: Any) -> str | None:
     """The transformers class that loads `config`'s checkpoint: the family's own, else the first auto mapping that
     knows its model_type, else the auto class a remote-code checkpoint declares in `auto_map`; None when none."""
+    declared = getattr(config, "auto_map", None) or {}
+    return auto_class_for_type(config.model_type) or next(
+        (auto_class for auto_class, _ in AUTO_CLASSES if auto_class in declared), None)
+
+
+def auto_class_for_type(model_type: str) -> str | None:
+    """The family's own class for `model_type`, else the first of AUTO_CLASSES whose mapping has it (imports
+    transformers' auto mappings, and with them torch: seconds)."""
     from transformers.models.auto import modeling_auto
 
-    family = family_of(config.model_type)
+    family = family_of(model_type)
     if family is not None and family.auto_class:
         return family.auto_class
-    for auto_class, mapping in AUTO_CLASSES:
-        if config.model_type in getattr(modeling_auto, mapping, {}):
-            return auto_class
-    declared = getattr(config, "auto_map", None) or {}
-    return next((auto_class for auto_class, _ in AUTO_CLASSES if auto_class in declared), None)
+    return next((auto_class for auto_class, mapping in AUTO_CLASSES
+                 if model_type in getattr(modeling_auto, mapping, {})), None)
 
 
 QWEN_VL_NOTE = ("min_pixels/max_pixels set the processors' pixel budget per image and per video frame "
@@ -114,15 +123,19 @@ for _family in (
     Family("Qwen3-Omni (thinker)", ("qwen3_omni_moe", "qwen3_omni_moe_thinker"), ("image", "video", "audio"),
            DOCS + "qwen3_omni_moe",
            "As Qwen2.5-Omni: a full checkpoint loads its thinker; the soundtrack of a video is interleaved with "
-           "use_audio_in_video=True; video_second_per_grid is set per clip from its fps.",
+           "use_audio_in_video=True. The processor computes video_second_per_grid from videos_kwargs fps, "
+           "default 1.0, not from the metadata: it is set per clip from the clip's fps. The processor class "
+           "defaults video frames to 128-768 x 32x32 px, above the saved config; " + QWEN_VL_NOTE,
            auto_class="Qwen3OmniMoeThinkerForConditionalGeneration", part="thinker_config",
-           seconds_per_grid="video_second_per_grid", audio_in_video=True),
+           seconds_per_grid="video_second_per_grid", audio_in_video=True, pixel_budget=True),
     Family("Qwen2-Audio", ("qwen2_audio",), ("audio",), DOCS + "qwen2_audio",
            "Audio is resampled to the feature extractor's rate (16 kHz).", tiny="qwen2_audio"),
     Family("LLaVA-OneVision", ("llava_onevision",), ("image", "video"), DOCS + "llava_onevision",
            tiny="llava_onevision"),
-    Family("LLaVA-NeXT-Video", ("llava_next_video",), ("image", "video"), DOCS + "llava_next_video"),
-    Family("Video-LLaVA", ("video_llava",), ("image", "video"), DOCS + "video_llava"),
+    Family("LLaVA-NeXT-Video", ("llava_next_video",), ("image", "video"), DOCS + "llava_next_video",
+           "The video processor takes the frames given (no fps or timestamps used)."),
+    Family("Video-LLaVA", ("video_llava",), ("image", "video"), DOCS + "video_llava",
+           "Trained on 8 frames per clip (LanguageBind): run it with --num-frames 8."),
     Family("VideoLLaMA3", ("video_llama_3",), ("image", "video"), DOCS + "video_llama_3",
            "The DAMO-NLP-SG/VideoLLaMA3-* checkpoints are remote code (videollama3_qwen2); the transformers "
            "port loads the *-HF conversions.", remote_code=True),
@@ -131,13 +144,18 @@ for _family in (
     Family("InternVL", ("internvl",), ("image", "video"), DOCS + "internvl",
            "The transformers port loads the OpenGVLab/InternVL*-hf checkpoints; the original ones are remote code "
            "(internvl_chat).", remote_code=True),
-    Family("SmolVLM", ("smolvlm",), ("image", "video"), DOCS + "smolvlm"),
-    Family("Idefics3", ("idefics3",), ("image",), DOCS + "idefics3",
+    Family("SmolVLM", ("smolvlm",), ("image", "video"), DOCS + "smolvlm",
+           "The processor needs the num2words package. It writes the frames' times into the prompt from the "
+           "VideoMetadata; with a video it uses its own default chat template. An image and a video in one prompt "
+           "fail in transformers 5.23 (both become pixel_values): one kind per prompt."),
+    Family("Idefics3", ("idefics3",), ("image", "video"), DOCS + "idefics3",
            "No video processor: a video's frames go in as a run of images.", video="images"),
-    Family("Gemma 3", ("gemma3",), ("image",), DOCS + "gemma3",
-           "Images interleave with text; no video processor, so a video's frames go in as a run of images. "
-           "gemma3_text checkpoints (1B) are text LMs.", video="images"),
-    Family("Gemma 3n", ("gemma3n",), ("image", "audio"), DOCS + "gemma3n",
+    Family("Gemma 3", ("gemma3",), ("image", "video"), DOCS + "gemma3",
+           "Images interleave with text; no video processor, so a video's frames go in as a run of images. The "
+           "template writes <bos> itself (the prompt is tokenized without special tokens); the processor's "
+           "token_type_ids reach generate (bidirectional attention over images). gemma3_text (1B) is a text LM.",
+           video="images"),
+    Family("Gemma 3n", ("gemma3n",), ("image", "video", "audio"), DOCS + "gemma3n",
            "Audio at the feature extractor's 16 kHz; no video processor, so a video's frames go in as a run of "
            "images.", video="images"),
     Family("Phi-4-multimodal", ("phi4_multimodal",), ("image", "audio"), DOCS + "phi4_multimodal",
@@ -155,11 +173,17 @@ for _family in (
                        "the template to text first. Serve it with vLLM and use --model openai."),
     Family("Mistral 3 / Pixtral", ("mistral3",), ("image",), DOCS + "mistral3"),
     Family("GLM-4.1V", ("glm4v",), ("image", "video"), DOCS + "glm4v"),
-    Family("Text LMs (Llama, Mistral, Qwen, Gemma, Phi)",
-           ("llama", "mistral", "qwen2", "qwen3", "gemma", "gemma2", "gemma3_text", "phi3"), (),
+    Family("Qwen3 (text)", ("qwen3", "qwen3_moe"), (), DOCS + "qwen3",
+           "The released chat template thinks aloud (<think> ...) unless enable_thinking=False; answers are read "
+           "from their first words (yes/no, an option), so the non-thinking mode is asked for.",
+           auto_class=TEXT_AUTO_CLASS, template_kwargs=(("enable_thinking", False),)),
+    Family("Text LMs (Llama, Mistral, Qwen2, Gemma, Phi)",
+           ("llama", "mistral", "qwen2", "gemma", "gemma2", "gemma3_text", "phi3"), (),
            DOCS + "auto#transformers.AutoModelForCausalLM",
-           "Any text-only causal LM loads (AutoModelForCausalLM); these are the ones listed. Without a chat "
-           "template the prompt is the messages' bare text, as the papers' judges were run.",
+           "Any text-only causal LM loads (AutoModelForCausalLM); these are the ones listed. Messages go to the "
+           "template as plain strings (the released Llama 3 and Mistral templates take no list of parts); the "
+           "rendered prompt is tokenized without adding special tokens (the templates write <bos> themselves). "
+           "Without a chat template the prompt is the messages' bare text, as the papers' judges were run.",
            auto_class=TEXT_AUTO_CLASS, tiny="llama"),
 ):
     register_family(_family)

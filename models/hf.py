@@ -228,7 +228,10 @@ class HFChatModel:
                         audio_sources.append(None)
                 messages.append({"role": message.role, "content": content})
             texts.append(self._prompt(messages))
-        kwargs: dict[str, Any] = {"text": texts, "padding": True, "return_tensors": "pt", **self.processor_kwargs}
+        # A rendered chat template already holds the special tokens it wants (Llama's and Gemma's write their own
+        # <bos>); letting the tokenizer add them again would double them. A bare prompt gets the tokenizer's own.
+        kwargs: dict[str, Any] = {"text": texts, "padding": True, "return_tensors": "pt",
+                                  "add_special_tokens": not self._templated, **self.processor_kwargs}
         if images:
             kwargs["images"] = images
         if videos:
@@ -244,14 +247,20 @@ class HFChatModel:
         set_seconds_per_grid(inputs, fps, self.processor, self.family.seconds_per_grid if self.family else None)
         return inputs.to(self.model.device)
 
+    @property
+    def _templated(self) -> bool:
+        return not self.text_only or self.tokenizer.chat_template is not None
+
     def _prompt(self, messages: list[dict[str, Any]]) -> str:
-        """The chat-templated prompt; a text model takes string contents, or the bare text without a template."""
+        """The chat-templated prompt (with the family's template options); a text model takes string contents
+        (many released LM templates take no list of parts), or the bare text without a template."""
+        template = dict(self.family.template_kwargs) if self.family else {}
         if not self.text_only:
-            return self.processor.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+            return self.processor.apply_chat_template(messages, tokenize=False, add_generation_prompt=True, **template)
         messages = [{"role": m["role"], "content": "".join(c["text"] for c in m["content"])} for m in messages]
-        if self.tokenizer.chat_template is None:
+        if not self._templated:
             return "\n\n".join(m["content"] for m in messages)
-        return self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+        return self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True, **template)
 
     def _check_accepts(self, part: Any) -> None:
         """A part the processor has no sub-processor for would be dropped silently: refuse it instead."""
