@@ -156,16 +156,23 @@ for _family in (
            "token_type_ids reach generate (bidirectional attention over images). gemma3_text (1B) is a text LM.",
            video="images"),
     Family("Gemma 3n", ("gemma3n",), ("image", "video", "audio"), DOCS + "gemma3n",
-           "Audio at the feature extractor's 16 kHz; no video processor, so a video's frames go in as a run of "
-           "images.", video="images"),
+           "Audio at the feature extractor's 16 kHz, each clip 188 tokens (about 30 s); no video processor, so a "
+           "video's frames go in as a run of images. The vision tower needs the timm package. The template writes "
+           "<bos> itself.", video="images"),
     Family("Phi-4-multimodal", ("phi4_multimodal",), ("image", "audio"), DOCS + "phi4_multimodal",
-           "The processor's audio part is `audio_processor` (not feature_extractor). The microsoft/"
-           "Phi-4-multimodal-instruct main branch is remote code (phi4mm); the transformers port loads the "
-           "converted weights its documentation names.", remote_code=True),
+           "The processor's audio part is `audio_processor` (not feature_extractor); AutoProcessor drops the chat "
+           "template in transformers 5.23, so the tokenizer's is used. The microsoft/Phi-4-multimodal-instruct main "
+           "branch is remote code (phi4mm); the transformers port loads revision=refs/pr/70, as its documentation "
+           "shows. CAUTION: the released model also needs its vision/speech LoRA adapters (peft, one per modality), "
+           "which the adapter does not load: answers come from the base weights.", remote_code=True),
     Family("Granite Speech", ("granite_speech",), ("audio",), DOCS + "granite_speech",
-           "The processor's audio part is `audio_processor` (not feature_extractor)."),
+           "The processor's audio part is `audio_processor` (not feature_extractor); its feature extractor needs "
+           "torchaudio, which hallubench does not install. The released models apply a LoRA adapter to audio "
+           "prompts (peft), which the adapter does not load."),
     Family("Audio Flamingo 3", ("audioflamingo3",), ("audio",), DOCS + "audioflamingo3",
-           "A decoder-only LM with an audio tower that transformers maps under AutoModelForSeq2SeqLM only.",
+           "A decoder-only LM with an audio tower that transformers maps under AutoModelForSeq2SeqLM only. The "
+           "processor takes exactly one audio per prompt: one clip per question, no text-only prompt in a batch "
+           "with audio.",
            auto_class="AutoModelForSeq2SeqLM"),
     Family("Voxtral", ("voxtral",), ("audio",), DOCS + "voxtral",
            unsupported="Voxtral's processor takes audio only through apply_chat_template(tokenize=True) with the "

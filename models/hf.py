@@ -90,9 +90,14 @@ class HFChatModel:
         self.text_only = is_text_only(self.family, auto_class)
         # A text model's "processor" is its tokenizer.
         self.processor = (AutoTokenizer if self.text_only else AutoProcessor).from_pretrained(model, **hub)
-        if not self.text_only and getattr(self.processor, "chat_template", None) is None:
-            raise ValueError(f"{model}: its processor has no chat template; the hf adapter builds every prompt with it")
         self.tokenizer = getattr(self.processor, "tokenizer", self.processor)
+        if not self.text_only and getattr(self.processor, "chat_template", None) is None:
+            # Some processors drop the template on loading (Phi-4-multimodal in transformers 5.23); the tokenizer's
+            # is the checkpoint's own.
+            if self.tokenizer.chat_template is None:
+                raise ValueError(f"{model}: neither its processor nor its tokenizer has a chat template; the hf "
+                                 "adapter builds every prompt with it")
+            self.processor.chat_template = self.tokenizer.chat_template
         self.tokenizer.padding_side = "left"
         if self.tokenizer.pad_token is None:  # many base LMs ship none; batching needs one
             self.tokenizer.pad_token = self.tokenizer.eos_token

@@ -247,3 +247,27 @@ def test_hallubench_models_lists_the_families_and_each_adapters_arguments(capsys
         row = next(line for line in table.splitlines() if line.startswith(family.name + "  "))
         assert (family.tiny or "untested") in row and ", ".join(family.model_types) in row
     assert "REFUSED" in table and "use_audio_in_video   bool" in table
+
+
+def test_a_processor_without_a_template_uses_its_tokenizers_else_is_refused(tiny_checkpoint, monkeypatch):
+    """Phi-4-multimodal's processor loses its template on loading in transformers 5.23; its tokenizer keeps it."""
+    path = str(tiny_checkpoint("llava"))
+    expected = HFChatModel(path, dtype="float32")
+    original = transformers.AutoProcessor.from_pretrained.__func__
+    dropped = []
+
+    def drop_template(cls, *args, **kwargs):  # what Phi4MultimodalProcessor's loading does
+        processor = original(cls, *args, **kwargs)
+        processor.chat_template = None
+        for part in dropped:
+            setattr(getattr(processor, part), "chat_template", None)
+        return processor
+
+    monkeypatch.setattr(transformers.AutoProcessor, "from_pretrained", classmethod(drop_template))
+    model = HFChatModel(path, dtype="float32")
+    assert model.processor.chat_template == expected.processor.chat_template is not None
+    conversation = [_ask(_part("image"))]
+    assert model.prepare(conversation)["input_ids"].tolist() == expected.prepare(conversation)["input_ids"].tolist()
+    dropped.append("tokenizer")
+    with pytest.raises(ValueError, match="neither its processor nor its tokenizer has a chat template"):
+        HFChatModel(path)
