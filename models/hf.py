@@ -233,10 +233,18 @@ class HFChatModel:
                         audio_sources.append(None)
                 messages.append({"role": message.role, "content": content})
             texts.append(self._prompt(messages))
-        # A rendered chat template already holds the special tokens it wants (Llama's and Gemma's write their own
-        # <bos>); letting the tokenizer add them again would double them. A bare prompt gets the tokenizer's own.
-        kwargs: dict[str, Any] = {"text": texts, "padding": True, "return_tensors": "pt",
-                                  "add_special_tokens": not self._templated, **self.processor_kwargs}
+        # Padding is the text's only: a flat padding=True would also reach the feature extractor, whose audio
+        # must keep its own (Audio Flamingo 3's encoder takes whole 30-s windows). A rendered chat template
+        # already holds the special tokens it wants (Llama's and Gemma's write their own <bos>); letting the
+        # tokenizer add them again would double them. A bare prompt gets the tokenizer's own.
+        text_kwargs = {"padding": True, "add_special_tokens": not self._templated,
+                       **self.processor_kwargs.get("text_kwargs", {})}
+        kwargs: dict[str, Any] = {"text": texts, "return_tensors": "pt", **self.processor_kwargs}
+        if self.text_only:  # a tokenizer: flat arguments
+            kwargs.pop("text_kwargs", None)
+            kwargs.update(text_kwargs)
+        else:
+            kwargs["text_kwargs"] = text_kwargs
         if images:
             kwargs["images"] = images
         if videos:
