@@ -16,6 +16,7 @@ COMMANDS: dict[str, str] = {
     "run": "evaluate a model on benchmark tasks",
     "build": "convert an official benchmark release into a Hub-ready dataset folder",
     "metrics": "list, install (for bare-name evaluate.load) or push the metrics",
+    "models": "list the model families the hf adapter knows and the --model-args each adapter takes",
     "publish": "publish a run folder to the Hugging Face Hub",
     "crosscheck": "generate evidence with several models and rank them",
     "rank": "CrossCheck leaderboard from run folders",

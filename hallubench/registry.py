@@ -95,7 +95,7 @@ PARSERS: Registry[Callable[..., Any]] = Registry("parser", "hallubench.benchmark
 BUILDERS: Registry[type] = Registry("benchmark builder", "hallubench.builders")
 MINI_RELEASES: Registry[Callable[..., Any]] = Registry("mini release", "hallubench.builders.mini")
 MODELS: Registry[Callable[..., Any]] = Registry("model adapter", "hallubench.models")
-MODEL_FAMILIES: Registry[Callable[..., Any]] = Registry("model family", "hallubench.models.hf")
+MODEL_FAMILIES: Registry[Any] = Registry("model family", "hallubench.models.families")
 JUDGES: Registry[Callable[..., Any]] = Registry("judge", "hallubench.ranking.judging")
 METRICS: Registry[Any] = Registry("metric", "hallubench.metrics")
 ALL = (TASKS, PARSERS, BUILDERS, MINI_RELEASES, MODELS, MODEL_FAMILIES, JUDGES, METRICS)
@@ -132,15 +132,12 @@ def register_model(name: str, config: type | None = None):
     return register
 
 
-def register_family(*model_types: str):
-    """`@register_family("qwen2_vl", ...)`: how the hf adapter loads checkpoints of these `config.model_type`s,
-    `load(path, config, **from_pretrained_kwargs) -> torch.nn.Module` (text-only causal LMs need none)."""
-    def register(load):
-        for model_type in model_types:
-            MODEL_FAMILIES.register(model_type, load)
-        return load
-
-    return register
+def register_family(family: T) -> T:
+    """Register a hf adapter `Family` (models/families.py: its quirks, as data) under each of its `model_types`
+    (a call: families are data)."""
+    for model_type in family.model_types:
+        MODEL_FAMILIES.register(model_type, family)
+    return family
 
 
 def register_judge(name: str, config: type):

@@ -11,16 +11,34 @@ from hallubench.config import PluginConfig
 
 @dataclass(frozen=True)
 class HFArgs(PluginConfig):
-    """`--model hf`: a transformers checkpoint (`pretrained=` on the command line is `model`)."""
+    """`--model hf`: a transformers checkpoint (`pretrained=` on the command line is `model`).
+
+    `use_audio_in_video` (transformers' name; `audio_in_video` before) and `min_pixels`/`max_pixels` are taken
+    by some families only (`hallubench models` says which); `device_map` (accelerate's) wins over `device`."""
 
     model: str
     revision: str | None = None
     dtype: str = "auto"
     device: str = "cpu"
+    device_map: str | dict[str, Any] | None = None
     batch_size: int = 4
-    processor_kwargs: dict[str, Any] | None = None
-    audio_in_video: bool = False
     attn_implementation: str | None = None
+    trust_remote_code: bool = False
+    processor_kwargs: dict[str, Any] | None = None
+    min_pixels: int | None = None
+    max_pixels: int | None = None
+    use_audio_in_video: bool = False
+
+    def __post_init__(self) -> None:
+        for name in ("min_pixels", "max_pixels"):
+            value = getattr(self, name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+                raise ValueError(f"{name} must be a positive whole number of pixels; got {value!r}")
+        if self.min_pixels and self.max_pixels and self.min_pixels > self.max_pixels:
+            raise ValueError(f"min_pixels ({self.min_pixels}) is above max_pixels ({self.max_pixels})")
+        for name in ("trust_remote_code", "use_audio_in_video"):
+            if not isinstance(getattr(self, name), bool):
+                raise ValueError(f"{name} must be true or false; got {getattr(self, name)!r}")
 
 
 @dataclass(frozen=True)

@@ -17,11 +17,16 @@ from pathlib import Path
 import torch
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 from transformers import (
+    LlamaConfig,
+    LlamaForCausalLM,
+    LlavaConfig,
+    LlavaForConditionalGeneration,
     LlavaOnevisionConfig,
     LlavaOnevisionForConditionalGeneration,
     LlavaOnevisionImageProcessor,
     LlavaOnevisionProcessor,
     LlavaOnevisionVideoProcessor,
+    LlavaProcessor,
     PreTrainedTokenizerFast,
     Qwen2_5OmniProcessor,
     Qwen2_5OmniThinkerConfig,
@@ -37,12 +42,16 @@ from transformers import (
     Qwen2VLImageProcessor,
     Qwen2VLProcessor,
     Qwen2VLVideoProcessor,
+    SiglipImageProcessor,
     WhisperFeatureExtractor,
 )
 
 KINDS = ("qwen2_5_omni", "qwen2_vl", "qwen2_audio")
 # Further kinds the hf adapter supports, built on request (not in every test's parametrization).
 EXTRA_KINDS = ("qwen2_5_vl", "llava_onevision")
+# Families the adapter loads through transformers' auto mappings alone (models/families.py names no class
+# for them): an image-only one and a text-only causal LM.
+GENERIC_KINDS = ("llava", "llama")
 
 _CORPUS = [
     "Is there a dog barking in the video? Answer with yes or no.",
@@ -197,19 +206,42 @@ def _build_llava_onevision(out: Path) -> None:
     _save(LlavaOnevisionForConditionalGeneration(config), processor, out)
 
 
+def _build_llava(out: Path) -> None:
+    tok = _tokenizer({"image_token": "<image>"})
+    # 28 px SigLIP (no CLS token) with 14 px patches: 4 tokens per image.
+    config = LlavaConfig(
+        text_config=dict(model_type="llama", **_text_config(tok)),
+        vision_config=dict(model_type="siglip_vision_model", hidden_size=32, intermediate_size=64,
+                           num_hidden_layers=1, num_attention_heads=2, image_size=28, patch_size=14),
+        image_token_index=tok.convert_tokens_to_ids("<image>"), vision_feature_select_strategy="full")
+    processor = LlavaProcessor(
+        image_processor=SiglipImageProcessor(size={"height": 28, "width": 28}), tokenizer=tok, patch_size=14,
+        num_additional_image_tokens=0, vision_feature_select_strategy="full",
+        chat_template=_template("<image>", "", ""))
+    _save(LlavaForConditionalGeneration(config), processor, out)
+
+
+def _build_llama(out: Path) -> None:
+    tok = _tokenizer({})
+    tok.chat_template = _template("", "", "")
+    _save(LlamaForCausalLM(LlamaConfig(**_text_config(tok))), tok, out)
+
+
 _BUILDERS = {"qwen2_5_omni": _build_qwen2_5_omni, "qwen2_vl": _build_qwen2_vl, "qwen2_audio": _build_qwen2_audio,
-             "qwen2_5_vl": _build_qwen2_5_vl, "llava_onevision": _build_llava_onevision}
+             "qwen2_5_vl": _build_qwen2_5_vl, "llava_onevision": _build_llava_onevision, "llava": _build_llava,
+             "llama": _build_llama}
 
 
 def _save(model, processor, out: Path) -> None:
-    model.generation_config.eos_token_id = processor.tokenizer.eos_token_id
-    model.generation_config.pad_token_id = processor.tokenizer.pad_token_id
+    tokenizer = getattr(processor, "tokenizer", processor)  # a text LM's "processor" is its tokenizer
+    model.generation_config.eos_token_id = tokenizer.eos_token_id
+    model.generation_config.pad_token_id = tokenizer.pad_token_id
     model.save_pretrained(out)
     processor.save_pretrained(out)
 
 
 def make_tiny_model(kind: str, out_dir: str | Path, seed: int = 0) -> Path:
-    """Write a tiny random `kind` checkpoint (KINDS or EXTRA_KINDS) under out_dir/kind and return that folder.
+    """Write a tiny random `kind` checkpoint (KINDS, EXTRA_KINDS or GENERIC_KINDS) under out_dir/kind and return that folder.
 
     `seed` sets the torch seed of the random weights: same kind, different seeds = different models."""
     if kind not in _BUILDERS:

@@ -252,7 +252,7 @@ def test_failed_batch_raises_generation_error_naming_conversations(loaded):
 
 @pytest.fixture(scope="module")
 def omni_av(tiny_dirs):
-    return HFChatModel(str(tiny_dirs["qwen2_5_omni"]), dtype="float32", audio_in_video=True,
+    return HFChatModel(str(tiny_dirs["qwen2_5_omni"]), dtype="float32", use_audio_in_video=True,
                        processor_kwargs=SMALL_VIDEO)
 
 
@@ -275,14 +275,14 @@ def test_omni_audio_in_video_batches_apart_from_plain_videos(omni_av, loaded):
     silent = [Message("user", [VideoPart(_frames(4), 2.0), TextPart("Is there a dog?")])]
     batched = omni_av.generate([paired, silent, paired], GREEDY)
     assert batched == [omni_av.generate([c], GREEDY)[0] for c in (paired, silent, paired)]
-    # The silent video is answered exactly as by the adapter without audio_in_video.
+    # The silent video is answered exactly as by the adapter without use_audio_in_video.
     assert batched[1] == loaded("qwen2_5_omni").generate([silent], GREEDY)[0]
     mixed = [Message("user", [VideoPart(_frames(4), 2.0), AudioPart(_tone(1.0), 16000),
                               VideoPart(_frames(4, seed=3), 2.0), TextPart("Same?")])]
     with pytest.raises(GenerationError, match="conversation 1 mixes videos"):
         omni_av.generate([paired, mixed], GREEDY)
-    with pytest.raises(ValueError, match="needs a Qwen2.5-Omni model"):
-        HFChatModel(str(omni_av.name.removeprefix("hf:")).replace("qwen2_5_omni", "qwen2_vl"), audio_in_video=True)
+    with pytest.raises(ValueError, match=r"use_audio_in_video=True is taken by Qwen2\.5-Omni \(thinker\), Qwen3-Omni \(thinker\) only"):
+        HFChatModel(str(omni_av.name.removeprefix("hf:")).replace("qwen2_5_omni", "qwen2_vl"), use_audio_in_video=True)
 
 
 @pytest.fixture(scope="module")

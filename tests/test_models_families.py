@@ -1,0 +1,273 @@
+"""The hf adapter's generic path and its family table (models/families.py): each family with a tiny checkpoint
+answers on every modality it lists; a model_type the table does not name loads through transformers' auto
+mappings; the table's quirks (frames as images, pixel budget, template options, a refused family) take effect;
+`--model-args` reach from_pretrained, and an unknown or misplaced one is refused before any weights load;
+`hallubench models` lists the table and the adapters' arguments."""
+import dataclasses
+import json
+import os
+from types import SimpleNamespace
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+import numpy as np
+import pytest
+import transformers
+from PIL import Image
+
+from hallubench.cli.main import main
+from hallubench.errors import ConfigError
+from hallubench.models import AudioPart, GenerationSettings, ImagePart, Message, TextPart, VideoPart, get_model
+from hallubench.models import model_config
+from hallubench.models.configs import HFArgs
+from hallubench.models.families import auto_class_for, families, family_of
+from hallubench.models.hf import HFChatModel
+from hallubench.registry import MODEL_FAMILIES
+from hallubench.testing.tiny_models import EXTRA_KINDS, GENERIC_KINDS, KINDS
+
+GREEDY = GenerationSettings(max_new_tokens=4)
+TINY_KINDS = (*KINDS, *EXTRA_KINDS, *GENERIC_KINDS)
+TESTED = [family for family in families() if family.tiny]
+SMALL = {"min_pixels": 56 * 56, "max_pixels": 112 * 112}  # keeps the Omni processor's frames at a few patches
+
+
+def _frames(count: int, seed: int = 0, size: int = 56) -> np.ndarray:
+    return np.random.default_rng(seed).integers(0, 256, (count, size, size, 3), dtype=np.uint8)
+
+
+def _part(kind: str, seed: int = 0):
+    if kind == "image":
+        return ImagePart(Image.fromarray(_frames(1, seed)[0]))
+    if kind == "video":
+        return VideoPart(_frames(4, seed), fps=2.0)
+    tone = 0.3 * np.sin(2 * np.pi * (440 + 100 * seed) * np.arange(16000) / 16000)
+    return AudioPart(tone.astype(np.float32), 16000)
+
+
+def _ask(*parts, question: str = "Is there a dog?"):
+    return [Message("user", [*parts, TextPart(question)])]
+
+
+def test_the_table_lists_at_least_15_families_each_with_its_documentation():
+    listed = families()
+    assert len(listed) >= 15
+    model_types = [t for family in listed for t in family.model_types]
+    assert len(model_types) == len(set(model_types))  # one family per model_type
+    for family in listed:
+        assert family.docs.startswith("https://huggingface.co/docs/transformers/")
+        assert family_of(family.model_types[0]) is family
+        assert family.tiny is None or family.tiny in TINY_KINDS
+    # the six model_types the adapter took before the table, each with its tiny checkpoint
+    for model_type in ("qwen2_vl", "qwen2_5_vl", "llava_onevision", "qwen2_5_omni", "qwen2_5_omni_thinker",
+                       "qwen2_audio"):
+        assert family_of(model_type).tiny
+
+
+@pytest.mark.parametrize("family", TESTED, ids=[family.tiny for family in TESTED])
+def test_each_tested_family_answers_on_every_modality_it_lists(family, tiny_checkpoint):
+    options = SMALL if family.pixel_budget else {}
+    model = get_model("hf", model=str(tiny_checkpoint(family.tiny)), dtype="float32", **options)
+    assert model.family is family and model.accepts == frozenset(family.modalities)
+    conversations = [_ask(_part(kind), question="Describe it.") for kind in family.modalities]
+    conversations.append(_ask())  # text alone
+    outputs = model.generate(conversations, GREEDY)
+    assert len(outputs) == len(conversations) and all(isinstance(out[0], str) for out in outputs)
+    assert outputs == [model.generate([conversation], GREEDY)[0] for conversation in conversations]
+
+
+def test_a_model_type_the_table_does_not_list_loads_through_the_auto_mappings(tiny_checkpoint, monkeypatch):
+    monkeypatch.delitem(MODEL_FAMILIES, "llava")
+    model = HFChatModel(str(tiny_checkpoint("llava")), dtype="float32")
+    assert model.family is None and type(model.model).__name__ == "LlavaForConditionalGeneration"
+    assert model.accepts == {"image"} and not model.text_only
+    assert len(model.generate([_ask(_part("image"))], GREEDY)[0]) == 1
+
+
+def test_remote_code_checkpoints_load_with_the_auto_class_they_declare():
+    declared = SimpleNamespace(model_type="not_in_transformers", auto_map={"AutoConfig": "configuration.C",
+                                                                            "AutoModelForCausalLM": "modeling.M"})
+    assert auto_class_for(declared) == "AutoModelForCausalLM"
+    assert auto_class_for(SimpleNamespace(model_type="not_in_transformers")) is None
+    # the multimodal mappings come before the causal-LM one, which also lists gemma3 and phi4_multimodal
+    assert auto_class_for(SimpleNamespace(model_type="gemma3")) == "AutoModelForMultimodalLM"
+    assert auto_class_for(SimpleNamespace(model_type="qwen2_5_omni")) == "Qwen2_5OmniThinkerForConditionalGeneration"
+
+
+def test_a_refused_family_says_why_before_any_weights_load(tmp_path):
+    transformers.VoxtralConfig().save_pretrained(tmp_path)  # a config and no weights: loading them would fail
+    with pytest.raises(ValueError, match=r"Voxtral \(voxtral\) is not supported by the hf adapter: .*--model openai"):
+        HFChatModel(str(tmp_path))
+
+
+def test_frames_as_images_give_the_processor_exactly_those_images(tiny_checkpoint, monkeypatch):
+    path = str(tiny_checkpoint("llava"))
+    assert "video" not in HFChatModel(path, dtype="float32").accepts  # no video processor
+    monkeypatch.setitem(MODEL_FAMILIES, "llava", dataclasses.replace(family_of("llava"), modalities=("image", "video"),
+                                                                      video="images"))
+    model = HFChatModel(path, dtype="float32")
+    assert model.accepts == {"image", "video"}
+    frames = _frames(3, seed=5)
+    as_video = model.prepare([_ask(VideoPart(frames, fps=1.0))])
+    as_images = model.prepare([_ask(*(ImagePart(Image.fromarray(frame)) for frame in frames))])
+    assert as_video["input_ids"].tolist() == as_images["input_ids"].tolist()
+    assert as_video["pixel_values"].shape[0] == 3
+    assert (as_video["pixel_values"] == as_images["pixel_values"]).all()
+
+
+def test_min_and_max_pixels_set_the_pixel_budget_of_families_that_take_one(tiny_checkpoint):
+    path = str(tiny_checkpoint("qwen2_vl"))
+    image = _ask(ImagePart(Image.fromarray(_frames(1, size=112)[0])))
+    patches = {}
+    for max_pixels in (None, 56 * 56):
+        model = HFChatModel(path, dtype="float32", max_pixels=max_pixels)
+        t, h, w = model.prepare([image])["image_grid_thw"][0].tolist()
+        patches[max_pixels] = t * h * w
+    assert patches == {None: 64, 56 * 56: 16}  # 112 px / 14 px patches, then 56 px
+    assert model.fingerprint != HFChatModel(path, dtype="float32").fingerprint
+    with pytest.raises(ValueError, match="min_pixels/max_pixels and processor_kwargs images_kwargs.size both"):
+        HFChatModel(path, processor_kwargs={"images_kwargs": {"size": {"longest_edge": 1}}}, max_pixels=56 * 56)
+
+
+def test_family_options_on_another_family_are_refused_before_any_weights_load(tiny_checkpoint, monkeypatch):
+    def no_loading(*args, **kwargs):
+        raise AssertionError("weights were loaded")
+
+    monkeypatch.setattr("hallubench.models.hf.load_model", no_loading)
+    with pytest.raises(ValueError, match=r"min_pixels=3136 is taken by Qwen2-VL, Qwen2\.5-VL, .* only; .* is llava"):
+        HFChatModel(str(tiny_checkpoint("llava")), min_pixels=56 * 56)
+    with pytest.raises(ValueError, match=r"use_audio_in_video=True is taken by Qwen2\.5-Omni \(thinker\)"):
+        HFChatModel(str(tiny_checkpoint("qwen2_audio")), use_audio_in_video=True)
+
+
+@pytest.fixture
+def from_pretrained_calls(monkeypatch):
+    """Every config, processor and model from_pretrained call (its class and keyword arguments), still done."""
+    calls = []
+
+    def spy(owner, name):
+        original = getattr(owner, name).__func__
+
+        def record(cls, *args, **kwargs):
+            calls.append((cls.__name__, kwargs))
+            return original(cls, *args, **kwargs)
+
+        monkeypatch.setattr(owner, name, classmethod(record))
+
+    spy(transformers.AutoConfig, "from_pretrained")
+    spy(transformers.AutoProcessor, "from_pretrained")
+    spy(transformers.AutoTokenizer, "from_pretrained")
+    spy(transformers.PreTrainedModel, "from_pretrained")
+    return calls
+
+
+def test_an_unknown_model_argument_is_refused_naming_the_allowed_ones_before_anything_loads(
+        tiny_checkpoint, from_pretrained_calls, tmp_path, capsys):
+    path = str(tiny_checkpoint("llama"))
+    with pytest.raises(ConfigError, match=r"unknown key\(s\) max_pixel; allowed: attn_implementation, batch_size, "
+                                          r"device, device_map, dtype, max_pixels, min_pixels, model, processor_kwargs, "
+                                          r"revision, trust_remote_code, use_audio_in_video"):
+        model_config("hf", {"model": path, "max_pixel": 10})
+    assert main(["run", "--model", "hf", "--model-args", f"pretrained={path},audio_in_video=true", "--tasks", "cmm",
+                 "--data-dir", str(tmp_path), "--output-dir", str(tmp_path / "run")]) == 2
+    assert "unknown key(s) audio_in_video; allowed:" in capsys.readouterr().err
+    for bad, message in (({"min_pixels": -1}, "min_pixels must be a positive whole number"),
+                         ({"min_pixels": 200, "max_pixels": 100}, r"min_pixels \(200\) is above max_pixels \(100\)"),
+                         ({"trust_remote_code": "yes"}, "trust_remote_code must be true or false")):
+        with pytest.raises(ConfigError, match=message):
+            model_config("hf", {"model": path, **bad})
+    assert from_pretrained_calls == []
+
+
+def test_model_arguments_reach_from_pretrained(tiny_checkpoint, from_pretrained_calls):
+    model = get_model("hf", **model_config("hf", {"model": str(tiny_checkpoint("llama")), "dtype": "float32",
+                                                  "device_map": "cpu", "trust_remote_code": True,
+                                                  "attn_implementation": "eager"}))
+    assert model.text_only and model.device == "cpu" and model.attn_implementation == "eager"
+    loaded = {name: kwargs for name, kwargs in from_pretrained_calls}
+    assert set(loaded) == {"AutoConfig", "AutoTokenizer", "LlamaForCausalLM"}
+    assert all(kwargs["trust_remote_code"] is True and kwargs["revision"] is None for kwargs in loaded.values())
+    assert loaded["LlamaForCausalLM"]["device_map"] == "cpu"
+    assert loaded["LlamaForCausalLM"]["attn_implementation"] == "eager"
+
+
+def _text_lm_copy(source, out, template, bos="<|endoftext|>"):
+    """The tiny Llama with a tokenizer that adds `bos` itself (as Llama's does) and the given chat template."""
+    from tokenizers.processors import TemplateProcessing
+
+    tokenizer = transformers.AutoTokenizer.from_pretrained(source)
+    tokenizer.bos_token = bos
+    tokenizer.backend_tokenizer.post_processor = TemplateProcessing(
+        single=f"{bos} $A", special_tokens=[(bos, tokenizer.convert_tokens_to_ids(bos))])
+    tokenizer.chat_template = template
+    transformers.AutoModelForCausalLM.from_pretrained(source).save_pretrained(out)
+    tokenizer.save_pretrained(out)
+    return str(out)
+
+
+def test_a_templated_prompt_keeps_the_templates_special_tokens_only(tiny_checkpoint, tmp_path):
+    source = tiny_checkpoint("llama")
+    templated = _text_lm_copy(source, tmp_path / "templated",
+                              "{{ bos_token }}{% for m in messages %}{{ m['content'] }}\n{% endfor %}")
+    bare = _text_lm_copy(source, tmp_path / "bare", None)
+    for path in (templated, bare):
+        model = HFChatModel(path, dtype="float32")
+        ids = model.prepare([_ask()])["input_ids"][0].tolist()
+        assert ids.count(model.tokenizer.bos_token_id) == 1 and ids[0] == model.tokenizer.bos_token_id
+
+
+def test_a_familys_template_options_reach_its_chat_template(tiny_checkpoint, tmp_path):
+    """Qwen3's table entry asks for the non-thinking mode (enable_thinking=False)."""
+    source = tiny_checkpoint("llama")
+    tokenizer = transformers.AutoTokenizer.from_pretrained(source)
+    tokenizer.chat_template = ("{% for m in messages %}{{ m['content'] }}{% endfor %}"
+                               "{% if enable_thinking is defined and not enable_thinking %} NO_THINK{% endif %}")
+    config = transformers.Qwen3Config(vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64,
+                                      num_hidden_layers=1, num_attention_heads=2, num_key_value_heads=1, head_dim=16)
+    transformers.Qwen3ForCausalLM(config).save_pretrained(tmp_path)
+    tokenizer.save_pretrained(tmp_path)
+    model = HFChatModel(str(tmp_path), dtype="float32")
+    assert model.family.name == "Qwen3 (text)"
+    assert model.tokenizer.decode(model.prepare([_ask()])["input_ids"][0]).endswith("NO_THINK")
+
+
+def test_hallubench_models_lists_the_families_and_each_adapters_arguments(capsys):
+    assert main(["models", "--json"]) == 0
+    listing = json.loads(capsys.readouterr().out)
+    assert [family["name"] for family in listing["families"]] == [family.name for family in families()]
+    omni = next(family for family in listing["families"] if "qwen2_5_omni" in family["model_types"])
+    assert omni["modalities"] == ["image", "video", "audio"] and "use_audio_in_video" in omni["arguments"]
+    assert omni["tested_with_tiny"] == "qwen2_5_omni" and omni["docs"].endswith("qwen2_5_omni")
+    hf = {field["name"]: field for field in listing["adapters"]["hf"]}
+    assert list(hf) == HFArgs.keys() and hf["model"]["required"] and hf["dtype"]["default"] == "auto"
+    assert hf["min_pixels"]["type"] == "int | None" and "base_url" in {f["name"] for f in listing["adapters"]["openai"]}
+
+    assert main(["models"]) == 0
+    table = capsys.readouterr().out
+    for family in families():
+        row = next(line for line in table.splitlines() if line.startswith(family.name + "  "))
+        assert (family.tiny or "untested") in row and ", ".join(family.model_types) in row
+    assert "REFUSED" in table and "use_audio_in_video   bool" in table
+
+
+def test_a_processor_without_a_template_uses_its_tokenizers_else_is_refused(tiny_checkpoint, monkeypatch):
+    """Phi-4-multimodal's processor loses its template on loading in transformers 5.23; its tokenizer keeps it."""
+    path = str(tiny_checkpoint("llava"))
+    expected = HFChatModel(path, dtype="float32")
+    original = transformers.AutoProcessor.from_pretrained.__func__
+    dropped = []
+
+    def drop_template(cls, *args, **kwargs):  # what Phi4MultimodalProcessor's loading does
+        processor = original(cls, *args, **kwargs)
+        processor.chat_template = None
+        for part in dropped:
+            setattr(getattr(processor, part), "chat_template", None)
+        return processor
+
+    monkeypatch.setattr(transformers.AutoProcessor, "from_pretrained", classmethod(drop_template))
+    model = HFChatModel(path, dtype="float32")
+    assert model.processor.chat_template == expected.processor.chat_template is not None
+    conversation = [_ask(_part("image"))]
+    assert model.prepare(conversation)["input_ids"].tolist() == expected.prepare(conversation)["input_ids"].tolist()
+    dropped.append("tokenizer")
+    with pytest.raises(ValueError, match="neither its processor nor its tokenizer has a chat template"):
+        HFChatModel(path)
