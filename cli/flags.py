@@ -52,9 +52,12 @@ def add_generation_arguments(p: argparse.ArgumentParser) -> None:
 
 def add_rank_arguments(p: argparse.ArgumentParser) -> None:
     """Flags shared by `rank` and `crosscheck` (defaults applied in `rank_options`)."""
-    p.add_argument("--judge", choices=JUDGES, help="sentence judge (default embedding: offline all-MiniLM-L6-v2)")
+    p.add_argument("--judge", choices=JUDGES, help="sentence judge (default embedding: offline all-MiniLM-L6-v2; "
+                                                   "implicit: CrossCheck-implicit, the run folders' models look at "
+                                                   "each item's media and a judge model answers Yes/No)")
     p.add_argument("--judge-args", "--judge_args", dest="judge_args",
-                   help='judge options, e.g. "pretrained=PATH,device=cpu" (llm: adapter=hf|openai plus model args)')
+                   help='judge options, e.g. "pretrained=PATH,device=cpu" (llm, implicit: adapter=hf|openai plus the '
+                        "judge model's args; implicit also data_dir, evidence_device, judge_sees_media, batch_size)")
     p.add_argument("--cache", type=Path, help="judgment cache file (default $HALLUBENCH_CACHE/judgments.sqlite)")
     p.add_argument("--weighting", choices=WEIGHTINGS, help="eta: task (default), query or uniform")
     p.add_argument("--temperature", type=float,

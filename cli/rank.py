@@ -3,6 +3,7 @@
     hallubench rank runs/a runs/b runs/c --output-dir ranking
     hallubench rank a=runs/x b=runs/y --judge nli --judge-args pretrained=MNLI_PATH --refcheck
     hallubench rank runs/* --reference human.csv --reference-higher-is-better
+    hallubench rank runs/* --judge implicit --judge-args pretrained=JUDGE_CHECKPOINT,dtype=bfloat16
 
 Every model is a target and an evidence model (its own samples included). Each target's greedy answer
 is split into sentences, each sentence judged against every sampled passage of the same item (embedding
@@ -16,6 +17,10 @@ The output folder holds leaderboard.md/.csv/.png, documents.csv, sentences.jsonl
 --reference FILE: CSV with model,score (optional task and id columns for per-document scores) or JSON
 {model: score} / [models best first]; lower = less hallucination unless --reference-higher-is-better.
 --refcheck judges each target against the row's human description (RefCheck) and correlates with it.
+--judge implicit (CrossCheck-implicit): each run folder's model, reloaded as its results.json says, looks at
+the item's media as its run did and analyses each target sentence; the judge model (--judge-args
+pretrained=...) reads the analysis and answers Yes/No. The media come from the runs' --data-dir (or
+--judge-args data_dir=...).
 """
 from __future__ import annotations
 

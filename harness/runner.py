@@ -59,7 +59,9 @@ def error_summary(records: list[dict[str, Any]]) -> str | None:
     return f"{len(failed)} of {len(records)} samples failed:\n  " + "\n  ".join(lines)
 
 
-def _load_model(options: RunOptions, device: str):
+def load_model(options: RunOptions, device: str):
+    """The ChatModel of `options.model` / `model_args` (a local adapter on `options.device`, else `device`);
+    ConfigError naming what is wrong before any weights load."""
     from hallubench.models import MODELS, get_model, model_config
 
     if options.model is None:
@@ -170,7 +172,7 @@ def _run_locked(options: RunOptions, accelerator, tasks: list[Task], started: st
 
     with accelerator.main_process_first():
         data_dir = resolve_data_dir(options.data_dir)
-        model = _load_model(options, str(accelerator.device))
+        model = load_model(options, str(accelerator.device))
         for task in tasks:
             check_model_accepts(task, options.modality, model.name, model.accepts)
         items, totals = plan(tasks, data_dir, options, model.fingerprint)

@@ -10,13 +10,16 @@ from __future__ import annotations
 
 from tqdm.auto import tqdm
 
+from hallubench.errors import ConfigError
 from hallubench.judges.base import BaseJudge, Judge, Judgment, Pair
 from hallubench.judges.cache import JudgmentCache, judgment_key
 from hallubench.models.protocol import ModelUnusable
 from hallubench.models.redact import redact
 
-# What a judge raises for one bad pair or batch; anything else (bad credentials, a bug) stops the ranking.
+# What a judge raises for one bad pair or batch; anything else (bad credentials, a bug) stops the ranking, as
+# do ModelUnusable (no request can succeed) and ConfigError (the user's setup: a model or the media not there).
 JUDGE_FAILURES = (RuntimeError, ValueError, OSError)
+STOPS = (ModelUnusable, ConfigError)
 
 
 class JudgeError(RuntimeError):
@@ -68,7 +71,7 @@ class CachedJudge(BaseJudge):
             try:
                 fresh = dict(zip(batch, self.judge.judge_batch([unique[key] for key in batch])))
             except JUDGE_FAILURES as err:
-                if isinstance(err, ModelUnusable):
+                if isinstance(err, STOPS):
                     raise
                 fresh = self._one_by_one(batch, unique)
             else:
@@ -90,7 +93,7 @@ class CachedJudge(BaseJudge):
             try:
                 out[key] = self.judge.judge_batch([(sentence, evidence)])[0]
             except JUDGE_FAILURES as err:
-                if isinstance(err, ModelUnusable):
+                if isinstance(err, STOPS):
                     raise
                 message = redact(str(err))[:300]
                 if self.strict:  # judge the rest of the batch first, so everything receivable is cached

@@ -33,8 +33,33 @@ class NLIJudgeArgs(PluginConfig):
     entailment: str = "entailment"
 
 
+class ChatJudgeArgs(PluginConfig):
+    """Base of the judges that run a chat model: their own keys are their fields; every other key goes to the
+    judge model's adapter, checked against its own config (pretrained=..., dtype=..., as in --model-args)."""
+
+    @classmethod
+    def from_args(cls, args: Mapping[str, Any] | None, *, what: str):
+        from hallubench.models import model_config
+
+        args = dict(args or {})
+        names = [key for key in cls.keys() if key != "model_args"]
+        own = {key: args.pop(key) for key in names if key in args}
+        if "pretrained" in args and "model" not in args:
+            args["model"] = args.pop("pretrained")
+        adapter = own.get("adapter", "hf")
+        if adapter == "hf":  # the adapter batches the judge's prompts in one forward pass
+            args.setdefault("batch_size", int(own.get("batch_size", cls.batch_size)))
+        try:
+            model_args = model_config(adapter, args, f"{what} (besides {', '.join(names)}: the {adapter} adapter's)")
+        except ConfigError:
+            raise
+        except ValueError as err:  # no such adapter
+            raise ConfigError(f"{what}: {err}") from None
+        return super().from_args({**own, "model_args": model_args}, what=what)
+
+
 @dataclass(frozen=True)
-class LLMJudgeArgs(PluginConfig):
+class LLMJudgeArgs(ChatJudgeArgs):
     """`--judge llm` (CrossCheck-explicit prompt): `adapter` (hf|openai), `batch_size`, `mode` (generate: the
     paper's generate-and-parse; logprob: P(no) / (P(yes) + P(no)) from one forward pass); every other key goes
     to the adapter, checked against its own config (pretrained=..., dtype=..., as in --model-args)."""
@@ -48,21 +73,22 @@ class LLMJudgeArgs(PluginConfig):
         if self.mode not in LLM_MODES:
             raise ValueError(f"mode={self.mode!r}: choose one of {', '.join(LLM_MODES)}")
 
-    @classmethod
-    def from_args(cls, args: Mapping[str, Any] | None, *, what: str) -> "LLMJudgeArgs":
-        from hallubench.models import model_config
 
-        args = dict(args or {})
-        own = {key: args.pop(key) for key in ("adapter", "batch_size", "mode") if key in args}
-        if "pretrained" in args and "model" not in args:
-            args["model"] = args.pop("pretrained")
-        adapter = own.get("adapter", "hf")
-        if adapter == "hf":  # the adapter batches the judge's prompts in one forward pass
-            args.setdefault("batch_size", int(own.get("batch_size", 16)))
-        try:
-            model_args = model_config(adapter, args, f"{what} (besides adapter, batch_size, mode: the {adapter} adapter's)")
-        except ConfigError:
-            raise
-        except ValueError as err:  # no such adapter
-            raise ConfigError(f"{what}: {err}") from None
-        return super().from_args({**own, "model_args": model_args}, what=what)
+@dataclass(frozen=True)
+class ImplicitJudgeArgs(ChatJudgeArgs):
+    """`--judge implicit` (CrossCheck-implicit, §3.1): the judge model (`adapter`, `pretrained` and its adapter
+    keys) reads each evidence model's analysis and answers Yes/No. The evidence models are the run folders' own
+    models, reloaded as their results.json records them, on `evidence_device` (hf; default: the judge's
+    `device`, else cpu); they see each item's media as their run did, read from the run's --data-dir or from
+    `data_dir`. `judge_sees_media` also shows the judge the media (a multimodal judge)."""
+
+    adapter: str = "hf"
+    batch_size: int = 8
+    data_dir: str | None = None
+    evidence_device: str | None = None
+    judge_sees_media: bool = False
+    model_args: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self):
+        if not isinstance(self.judge_sees_media, bool):
+            raise ValueError(f"judge_sees_media={self.judge_sees_media!r}: give true or false")

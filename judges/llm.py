@@ -15,14 +15,16 @@ Prompts, verbatim from the authors' code:
   knowledge of the subject): `questionpromptcot` then `questionpromptcot2` of
   github.com/BriansIDP/crosscheckgpt selfcheckgpt/prompts.py, run as in `CrossCheckQuestionsLLMPrompt`
   (128 new tokens of error analysis, then 8 for the JSON verdict). The question asks whether the sentence
-  HAS errors, so there "yes" -> 1 and "no" -> 0 (else 0.5, undecided), as upstream.
+  HAS errors, so there "yes" -> 1 and "no" -> 0 (else 0.5, undecided), as upstream. This is the text
+  experiment's judge; the multimodal one of §3.1 (evidence models that see the input) is judges/implicit.py.
 """
 from __future__ import annotations
 
 import re
 
 from hallubench.judges.base import BaseJudge, Judgment, Pair
-from hallubench.models.protocol import ChatModel, GenerationSettings, Message, NextTokenScorer, TextPart
+from hallubench.models.protocol import (ChatModel, Conversation, GenerationSettings, Message, NextTokenScorer,
+                                        TextPart)
 
 EXPLICIT_PROMPT = (
     "Context: {context}\n\nSentence: {sentence}\n\n"
@@ -85,15 +87,22 @@ class _ChatJudge(BaseJudge):
         self.judge_id = f"llm-{self.kind}:{model.name}:{model.fingerprint}"
 
     def _generate(self, prompts: list[str], max_new_tokens: int) -> list[str]:
-        settings = GenerationSettings(max_new_tokens=max_new_tokens, temperature=0.0)
-        texts: list[str] = []
-        for start in range(0, len(prompts), self.batch_size):
-            chunk = prompts[start : start + self.batch_size]
-            outputs = self.model.generate([[Message("user", [TextPart(p)])] for p in chunk], settings)
-            if len(outputs) != len(chunk) or any(len(out) < 1 for out in outputs):
-                raise RuntimeError(f"{self.model.name}: expected one output for each of {len(chunk)} prompts, got {outputs!r:.200}")
-            texts.extend(out[0] for out in outputs)
-        return texts
+        conversations = [[Message("user", [TextPart(p)])] for p in prompts]
+        return generate_greedy(self.model, conversations, max_new_tokens, self.batch_size)
+
+
+def generate_greedy(model: ChatModel, conversations: list[Conversation], max_new_tokens: int,
+                    batch_size: int) -> list[str]:
+    """One greedy answer per conversation, `batch_size` conversations per model call."""
+    settings = GenerationSettings(max_new_tokens=max_new_tokens, temperature=0.0)
+    texts: list[str] = []
+    for start in range(0, len(conversations), batch_size):
+        chunk = conversations[start : start + batch_size]
+        outputs = model.generate(chunk, settings)
+        if len(outputs) != len(chunk) or any(len(out) < 1 for out in outputs):
+            raise RuntimeError(f"{model.name}: expected one output for each of {len(chunk)} prompts, got {outputs!r:.200}")
+        texts.extend(out[0] for out in outputs)
+    return texts
 
 
 def explicit_prompts(pairs: list[Pair]) -> list[str]:

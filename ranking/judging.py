@@ -1,5 +1,9 @@
-"""Judges by name (`--judge embedding|nli|llm` + `--judge-args`), always behind the judgment cache, and
-the judging of one board: every target sentence against every evidence passage of its query."""
+"""Judges by name (`--judge embedding|nli|llm|implicit` + `--judge-args`), always behind the judgment cache,
+and the judging of one board: every target sentence against every evidence passage of its query.
+
+A judge's factory takes its typed config and returns a Judge; a factory marked `per_run` (the implicit
+judge, whose evidence models are the run folders' models) also takes the run folders and the cache and
+returns the ranking's EvidenceJudges itself."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
@@ -7,9 +11,10 @@ from typing import Any
 
 from hallubench.errors import ConfigError
 from hallubench.judges import CachedJudge, JudgmentCache, judge_responses, split_sentences
-from hallubench.judges.configs import EmbeddingJudgeArgs, LLMJudgeArgs, NLIJudgeArgs
+from hallubench.judges.configs import ChatJudgeArgs, EmbeddingJudgeArgs, ImplicitJudgeArgs, LLMJudgeArgs, NLIJudgeArgs
 from hallubench.ranking.aggregate import score_records
 from hallubench.ranking.board import Board
+from hallubench.ranking.evidence_judges import EvidenceJudges
 from hallubench.registry import JUDGES, register_judge
 
 # Pairs per judge call (and per cache write). The embedding judge encodes each call's new texts together, so
@@ -25,8 +30,8 @@ def judge_config(kind: str, judge_args: Mapping[str, Any] | None = None):
         raise ConfigError(f"--judge {kind!r}: choose one of {', '.join(JUDGES)}")
     if kind == "nli" and "pretrained" not in args:
         raise ConfigError("--judge nli needs --judge-args pretrained=MNLI_CHECKPOINT")
-    if kind == "llm" and "pretrained" not in args and "model" not in args:
-        raise ConfigError("--judge llm needs --judge-args pretrained=CHECKPOINT (and adapter=hf|openai)")
+    if issubclass(JUDGES[kind].config, ChatJudgeArgs) and "pretrained" not in args and "model" not in args:
+        raise ConfigError(f"--judge {kind} needs --judge-args pretrained=CHECKPOINT (and adapter=hf|openai)")
     return JUDGES[kind].config.from_args(args, what=f"--judge-args for --judge {kind}")
 
 
@@ -39,6 +44,16 @@ def make_judge(kind: str, judge_args: Mapping[str, Any] | None = None, cache: Ju
     """A CachedJudge over the `kind` judge built from `judge_args` (the fields of its config in judges/configs.py)."""
     judge = JUDGES[kind](judge_config(kind, judge_args))
     return CachedJudge(judge, cache, batch_size=PAIRS_PER_CALL.get(kind, 64))
+
+
+def make_evidence_judges(kind: str, judge_args: Mapping[str, Any] | None, cache: JudgmentCache | None,
+                         run_dirs: Mapping[str, Any]) -> EvidenceJudges:
+    """How a ranking of `run_dirs` judges with `kind`: one cached judge for all evidence (make_judge), or the
+    per-run judges of a `per_run` factory."""
+    factory = JUDGES[kind]
+    if getattr(factory, "per_run", False):
+        return factory(judge_config(kind, judge_args), run_dirs=run_dirs, cache=cache)
+    return EvidenceJudges(kind, make_judge(kind, judge_args, cache))
 
 
 @register_judge("embedding", config=EmbeddingJudgeArgs)
@@ -65,13 +80,26 @@ def _llm(config: LLMJudgeArgs):
     return judge_class(get_model(config.adapter, **config.model_args), batch_size=config.batch_size)
 
 
+@register_judge("implicit", config=ImplicitJudgeArgs)
+def _implicit(config: ImplicitJudgeArgs, run_dirs, cache):
+    from hallubench.ranking.implicit import ImplicitEvidenceJudges
+
+    return ImplicitEvidenceJudges(config, run_dirs, cache)
+
+
+_implicit.per_run = True
+
+
 def judge_board(name: str, documents: Sequence[str], targets: Mapping[str, Sequence[str]],
-                evidence: Mapping[str, Sequence[Sequence[str]]], judge: CachedJudge, *, weighting: str,
+                evidence: Mapping[str, Sequence[Sequence[str]]], judges: EvidenceJudges, *, weighting: str,
                 temperature: float, references: Sequence[str | None] | None = None,
                 evidence_modality: Mapping[str, str] | None = None,
-                selfcheck_scores: Mapping[str, float] | None = None) -> Board:
-    """Judge and aggregate one board; with `references` (one per document) also RefCheck."""
-    records = judge_responses(targets, evidence, judge, documents=documents)
+                selfcheck_scores: Mapping[str, float] | None = None,
+                evidence_of: Mapping[str, str] | None = None) -> Board:
+    """Judge and aggregate one board; with `references` (one per document) also RefCheck. `evidence_of` names
+    the model behind each evidence name that is not itself a model ("<model>@visual")."""
+    by_evidence = {e: judges.judge_for((evidence_of or {}).get(e, e)) for e in evidence}
+    records = judge_responses(targets, evidence, by_evidence, documents=documents)
     if not records.systems:
         raise ConfigError(f"{name}: no target response has a sentence to judge (all answers are empty)")
     try:
@@ -85,10 +113,14 @@ def judge_board(name: str, documents: Sequence[str], targets: Mapping[str, Seque
     if all(t in evidence for t in targets):  # SelfCheckGPT baseline: each target's own samples only
         board.selfcheck = score_records(records.compute_kwargs(), weighting="uniform", evidence_models=[])["scores"]
     if references is not None:
-        if any(not ref for ref in references):
+        if not judges.reads_text:
+            board.notes.append(f"RefCheck skipped: the {judges.kind} judge checks sentences against each item's "
+                               "input, not against a text")
+        elif any(not ref for ref in references):
             board.notes.append("RefCheck skipped: some rows have no human reference")
         else:
-            ref = judge_responses(targets, {REFERENCE: [[r] for r in references]}, judge, documents=documents)
+            ref = judge_responses(targets, {REFERENCE: [[r] for r in references]}, judges.judge_for(REFERENCE),
+                                  documents=documents)
             board.refcheck = score_records(ref.compute_kwargs(), weighting="uniform")
     if results["unweighted_evidence"]:
         board.notes.append("left out of the evidence (no own sentences for a SelfCheck weight): "

@@ -14,7 +14,8 @@ from hallubench.ranking.collect import TaskResponses, collect
 from hallubench.ranking.correlate import correlation, load_reference
 from hallubench.ranking.evidence import generate_evidence
 from hallubench.ranking.board import Board, Ranking
-from hallubench.ranking.judging import check_judge, judge_board, make_judge
+from hallubench.ranking.evidence_judges import EvidenceJudges
+from hallubench.ranking.judging import check_judge, judge_board, make_evidence_judges
 from hallubench.ranking.report import write_ranking
 from hallubench.ranking.specs import ModelSpec
 from hallubench.registry import TASKS
@@ -37,7 +38,8 @@ def audio_visual_pairs(task_names: Sequence[str]) -> list[tuple[str, str]]:
 
 
 def _audio_visual_board(described: str, pair: tuple[str, str], by_task: Mapping[str, TaskResponses],
-                        boards: dict[str, Board], judge, weighting: str, temperature: float) -> Board | None:
+                        boards: dict[str, Board], judges: EvidenceJudges, weighting: str,
+                        temperature: float) -> Board | None:
     """Each target's `described` answer (visual or audio description) against visual and audio evidence, a
     sentence scoring min(C_audio, C_visual) (the metric's evidence_modality); eta from each model's SelfCheck
     per task."""
@@ -45,20 +47,21 @@ def _audio_visual_board(described: str, pair: tuple[str, str], by_task: Mapping[
     ids = [i for i in visual.ids if i in set(audio.ids)]
     if not ids:
         return None
-    evidence, modality, selfcheck = {}, {}, {}
+    evidence, modality, selfcheck, evidence_of = {}, {}, {}, {}
     for kind, responses in (("visual", visual), ("audio", audio)):
-        pos = {i: k for k, i in enumerate(responses.ids)}
         task_selfcheck = boards[responses.task].selfcheck or {}
-        for model, samples in responses.samples.items():
-            evidence[f"{model}@{kind}"] = [samples[pos[i]] for i in ids]
+        for model in responses.samples:
+            evidence[f"{model}@{kind}"] = judges.passages(model, responses, ids)
             modality[f"{model}@{kind}"] = kind
+            evidence_of[f"{model}@{kind}"] = model
             if model in task_selfcheck:
                 selfcheck[f"{model}@{kind}"] = task_selfcheck[model]
     target = by_task[described]
     pos = {i: k for k, i in enumerate(target.ids)}
     targets = {model: [answers[pos[i]] for i in ids] for model, answers in target.answers.items()}
-    return judge_board(f"{described}_av", ids, targets, evidence, judge, weighting=weighting,
-                       temperature=temperature, evidence_modality=modality, selfcheck_scores=selfcheck)
+    return judge_board(f"{described}_av", ids, targets, evidence, judges, weighting=weighting,
+                       temperature=temperature, evidence_modality=modality, selfcheck_scores=selfcheck,
+                       evidence_of=evidence_of)
 
 
 def _sample_counts(responses: TaskResponses) -> dict[str, int]:
@@ -92,6 +95,34 @@ def _correlations(board: Board, reference) -> dict[str, Any]:
     return out
 
 
+def _judge_boards(responses: list[TaskResponses], judges: EvidenceJudges, weighting: str, temperature: float,
+                  refcheck: bool) -> dict[str, Board]:
+    """One board per task, then the audio-visual boards of the benchmarks with a visual and an audio task."""
+    boards: dict[str, Board] = {}
+    for r in responses:
+        evidence = {model: judges.passages(model, r, r.ids) for model in r.samples}
+        boards[r.task] = judge_board(r.task, r.ids, r.answers, evidence, judges, weighting=weighting,
+                                     temperature=temperature, references=r.references if refcheck else None)
+        if r.dropped:
+            boards[r.task].notes.append("items not answered by every model, left out: "
+                                        + "; ".join(f"{m}: {', '.join(ids)}" for m, ids in r.dropped.items()))
+        counts = _sample_counts(r)
+        if judges.reads_text and len(set(counts.values())) > 1:
+            boards[r.task].notes.append("evidence models drew different numbers of samples per item ("
+                                        + ", ".join(f"{m}: {n}" for m, n in counts.items()) + "); every "
+                                        "sampled passage is pooled with its model's eta, as eq. 2 does")
+    by_task = {r.task: r for r in responses}
+    for pair in audio_visual_pairs([t for t in by_task if t in TASKS]):
+        for described in pair:
+            if weighting == "query":
+                boards[described].notes.append(f"{described}_av not ranked: it needs task or uniform weighting")
+                continue
+            board = _audio_visual_board(described, pair, by_task, boards, judges, weighting, temperature)
+            if board is not None:
+                boards[board.name] = board
+    return boards
+
+
 @folder_lock.writes_folder("rank")
 def rank(run_dirs: Mapping[str, Path] | Sequence[Path], output_dir: Path, *, tasks: Sequence[str] | None = None,
          judge: str = "embedding", judge_args: Mapping[str, Any] | None = None, cache: Path | None = None,
@@ -114,35 +145,17 @@ def rank(run_dirs: Mapping[str, Path] | Sequence[Path], output_dir: Path, *, tas
             raise ConfigError("two run folders share a name; pass NAME=DIR to tell them apart")
     ref = load_reference(reference, reference_higher_is_better) if reference else None
     responses = collect(dict(run_dirs), list(tasks) if tasks else None)
-    cached = make_judge(judge, judge_args, JudgmentCache(cache) if cache else None)
-    cached.strict = strict_judging  # a pair failing alone aborts instead of being recorded as a judge error
-    boards: dict[str, Board] = {}
-    for r in responses:
-        boards[r.task] = judge_board(r.task, r.ids, r.answers, r.samples, cached, weighting=weighting,
-                                     temperature=temperature, references=r.references if refcheck else None)
-        if r.dropped:
-            boards[r.task].notes.append("items not answered by every model, left out: "
-                                        + "; ".join(f"{m}: {', '.join(ids)}" for m, ids in r.dropped.items()))
-        counts = _sample_counts(r)
-        if len(set(counts.values())) > 1:
-            boards[r.task].notes.append("evidence models drew different numbers of samples per item ("
-                                        + ", ".join(f"{m}: {n}" for m, n in counts.items()) + "); every "
-                                        "sampled passage is pooled with its model's eta, as eq. 2 does")
-    by_task = {r.task: r for r in responses}
-    for pair in audio_visual_pairs([t for t in by_task if t in TASKS]):
-        for described in pair:
-            if weighting == "query":
-                boards[described].notes.append(f"{described}_av not ranked: it needs task or uniform weighting")
-                continue
-            board = _audio_visual_board(described, pair, by_task, boards, cached, weighting, temperature)
-            if board is not None:
-                boards[board.name] = board
+    judges = make_evidence_judges(judge, judge_args, JudgmentCache(cache) if cache else None, run_dirs)
+    judges.set_strict(strict_judging)  # a pair failing alone aborts instead of being recorded as a judge error
+    try:
+        boards = _judge_boards(responses, judges, weighting, temperature, refcheck)
+    finally:
+        judges.close()
     ranking = Ranking(
         boards=list(boards.values()),
-        judge={"kind": judge, "judge_id": cached.judge_id, "prompt_version": cached.prompt_version,
+        judge={**judges.summary(),
                "sentence_splitter": sentence_backend(),  # spaCy if installed, else pysbd: it sets the judged units
-               "cache": str(cached.cache.path), "counters": dict(cached.counters), "hit_rate": cached.hit_rate,
-               "errors": judge_errors(boards.values(), cached.errors)},
+               "errors": judge_errors(boards.values(), judges.errors)},
         config={"weighting": weighting, "temperature": temperature, "refcheck": refcheck,
                 "reference": str(reference) if reference else None, "judge_args": dict(judge_args or {}),
                 **dict(config or {})},

@@ -11,7 +11,7 @@ from hallubench import models
 from hallubench.cli.main import main
 from hallubench.harness.options import RunOptions
 from hallubench.errors import ConfigError
-from hallubench.harness.runner import _load_model
+from hallubench.harness.runner import load_model
 from hallubench.models.hf import HFChatModel, resolve_attention, resolve_dtype
 from hallubench.testing.tiny_models import make_tiny_model
 
@@ -70,10 +70,10 @@ def test_device_and_dtype_flags_reach_the_hf_adapter(monkeypatch):
     monkeypatch.setitem(models.MODELS, "hf", CapturingModel)
     options = RunOptions(model="hf", model_args={"pretrained": "m"}, device="cuda:1", dtype="bfloat16")
     with pytest.raises(ConfigError, match="captured"):
-        _load_model(options, "cuda:0")
+        load_model(options, "cuda:0")
     assert CapturingModel.seen == {"model": "m", "device": "cuda:1", "batch_size": 1, "dtype": "bfloat16"}
     with pytest.raises(ConfigError):  # --model-args win over the flags; no flags: the accelerate device
-        _load_model(RunOptions(model="hf", model_args={"pretrained": "m", "dtype": "float32"}), "cuda:0")
+        load_model(RunOptions(model="hf", model_args={"pretrained": "m", "dtype": "float32"}), "cuda:0")
     assert CapturingModel.seen == {"model": "m", "device": "cuda:0", "batch_size": 1, "dtype": "float32"}
     with pytest.raises(ConfigError, match="--dtype: 'float8' is not one of auto, bfloat16, float16, float32"):
         RunOptions(dtype="float8")

@@ -28,7 +28,7 @@ def test_builtin_plugins_are_registered():
     assert set(BUILDERS) == set(MINI_RELEASES) == {"avhallubench", "cchall", "cmm", "mhalubench", "sac3"}
     assert {"cmm", "cchall", "cchall_cot", "avhallubench_visual", "avhallubench_audio", "mhalubench"} <= set(TASKS)
     assert {"yes_no", "cchall_option", "text"} <= set(PARSERS)
-    assert set(MODELS) == {"hf", "openai"} and set(JUDGES) == {"embedding", "nli", "llm"}
+    assert set(MODELS) == {"hf", "openai"} and set(JUDGES) == {"embedding", "nli", "llm", "implicit"}
     assert {"pa_hr", "cchall", "crosscheck", "mhalubench", "sac3"} <= set(METRICS)
     assert {"qwen2_5_omni", "qwen2_vl", "qwen2_5_vl", "llava_onevision", "qwen2_audio"} <= set(MODEL_FAMILIES)
     # every task names a registered parser and (when scored in one run) a registered metric

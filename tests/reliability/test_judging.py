@@ -68,10 +68,10 @@ def two_runs(server, data_dir, tmp_path, monkeypatch):
 @pytest.mark.parametrize("strict", [False, True])
 def test_rank_reports_judge_errors_naming_system_document_and_sentence(two_runs, tmp_path, monkeypatch, capsys,
                                                                       strict):
-    from hallubench.ranking import pipeline
+    from hallubench.ranking import judging
 
     flaky = FlakyJudge(poison="yes")  # the server answers "yes": every target sentence fails
-    monkeypatch.setattr(pipeline, "make_judge", lambda kind, args, cache: CachedJudge(flaky, cache))
+    monkeypatch.setattr(judging, "make_judge", lambda kind, args, cache: CachedJudge(flaky, cache))
     out = tmp_path / "ranking"
     argv = ["rank", *map(str, two_runs), "--output-dir", str(out), "--cache", str(tmp_path / "j.sqlite")]
     code = main(argv + (["--strict-judging"] if strict else []))

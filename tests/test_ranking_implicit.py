@@ -1,0 +1,295 @@
+"""`--judge implicit` (CrossCheck-implicit, §3.1) through `crosscheck` and `rank`: each run folder's model is
+an evidence model shown the item's media as its run saw it, a judge model gives the verdict, every judgment
+is cached (a rerun makes no model call and loads no evidence model); with tiny random Qwen2.5-Omni thinkers
+offline, and with an OpenAI-compatible stand-in server whose answers make the expected scores known."""
+import json
+import threading
+from socketserver import ThreadingMixIn
+from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
+
+import numpy as np
+import pytest
+import torch
+import yaml
+
+from hallubench.cli.main import main
+from hallubench.harness import store
+from hallubench.judges import split_sentences
+from hallubench.loaders import load_audio, load_video
+from hallubench.ranking import implicit
+
+torch.set_num_threads(1)
+TASKS = ["avhallubench_visual", "avhallubench_audio"]
+BOARDS = TASKS + ["avhallubench_visual_av", "avhallubench_audio_av"]
+NAMES = ("omni-a", "omni-b")
+
+
+def _records(run_dir):
+    by_task = {}
+    for rec in store.read_store(run_dir).records.values():
+        by_task.setdefault(rec["task"], {})[rec["id"]] = rec
+    return by_task
+
+
+def implicit_pairs(runs):
+    """Per evidence model, the unique (sentence, subject task, item) it must analyse, from the run folders: every
+    target sentence against the item of its own task, and (audio-visual boards) of the other description task."""
+    recs = {name: _records(folder) for name, folder in runs.items()}
+    pairs = {e: set() for e in runs}
+    for task in TASKS:
+        other = TASKS[1 - TASKS.index(task)]
+        for item in recs[next(iter(runs))][task]:
+            for target in runs:
+                for sentence in split_sentences(recs[target][task][item]["outputs"][0]):
+                    for e in runs:
+                        pairs[e].update({(sentence, task, item), (sentence, other, item)})
+    return pairs
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory, mini_datasets):
+    from hallubench.testing.demo import tiny_specs
+
+    root = tmp_path_factory.mktemp("implicit")
+    specs = tiny_specs(root / "models", seeds=(1, 2))
+    config = root / "models.yaml"
+    config.write_text(yaml.safe_dump({
+        "model_args": {"dtype": "float32"}, "tasks": TASKS, "limit": 2, "num_samples": 1, "num_frames": 2,
+        "gen_kwargs": {"max_new_tokens": 8}, "judge": "implicit",
+        "judge_args": {"pretrained": str(specs[0].model_args["pretrained"]), "dtype": "float32"},
+        "models": [{"name": name, "pretrained": str(spec.model_args["pretrained"])} for name, spec in zip(NAMES, specs)]}))
+    argv = ["crosscheck", "--config", str(config), "--data-dir", str(mini_datasets), "--output-dir", str(root / "out"),
+            "--cache", str(root / "j.sqlite"), "--refcheck"]
+    assert main(argv) == 0
+    runs = {path.name: path for path in sorted((root / "out" / "runs").iterdir())}
+    return root, specs, runs, json.loads((root / "out" / "ranking" / "crosscheck.json").read_text())
+
+
+def test_crosscheck_judges_every_unique_pair_once_with_each_evidence_model(tiny):
+    root, _, runs, result = tiny
+    judge = result["judge"]
+    assert judge["kind"] == "implicit" and judge["prompt_version"] == "crosscheck-implicit-mm-ours-v1"
+    expected = implicit_pairs(runs)
+    assert judge["counters"]["calls"] == sum(map(len, expected.values())) > 0
+    assert judge["counters"]["pairs"] > judge["counters"]["calls"]  # the audio-visual boards reuse judgments
+    assert sorted(judge["evidence_judges"]) == sorted(runs)
+    assert set(judge["evidence_models_loaded"]) == set(runs)
+    assert set(result["boards"]) == set(BOARDS)
+    assert all("RefCheck skipped: the implicit judge" in " ".join(result["boards"][b]["notes"]) for b in TASKS)
+    # A random judge writes gibberish: every unreadable verdict is counted undecided and scored 0.5, never mapped.
+    import sqlite3
+
+    with sqlite3.connect(root / "j.sqlite") as conn:
+        rows = conn.execute("SELECT score, undecided FROM judgments").fetchall()
+    assert len(rows) == judge["counters"]["calls"]
+    assert all(score in (0.0, 0.5, 1.0) and bool(undecided) == (score == 0.5) for score, undecided in rows)
+
+
+class Recording:
+    """Wraps an evidence model: same identity, records the conversations it is given."""
+
+    def __init__(self, model, seen):
+        self.model, self.seen = model, seen
+        self.name, self.fingerprint, self.accepts = model.name, model.fingerprint, model.accepts
+
+    def generate(self, conversations, settings, seeds=None):
+        self.seen.extend(conversations)
+        return self.model.generate(conversations, settings, seeds)
+
+
+def test_evidence_models_see_the_items_media_as_their_run_did(tiny, tmp_path, monkeypatch, mini_datasets):
+    root, specs, runs, _ = tiny
+    seen = []
+    real = implicit.load_model
+    monkeypatch.setattr(implicit, "load_model", lambda options, device: Recording(real(options, device), seen))
+    argv = ["rank", *map(str, runs.values()), "--tasks", "avhallubench_visual", "--output-dir", str(tmp_path / "r"),
+            "--cache", str(tmp_path / "fresh.sqlite"), "--judge", "implicit",
+            "--judge-args", f"pretrained={specs[0].model_args['pretrained']},dtype=float32"]
+    assert main(argv) == 0
+    recs = {name: _records(folder)["avhallubench_visual"] for name, folder in runs.items()}
+    folder = mini_datasets / "avhallubench"
+    clips = {item: (load_video(folder / rec["media"]["video"]["path"], num_frames=2),
+                    load_audio(folder / rec["media"]["audio"]["path"])) for item, rec in recs["omni-a"].items()}
+    sentences = {item: {s for r in recs.values() for s in split_sentences(r[item]["outputs"][0])} for item in clips}
+    assert len(seen) == len(runs) * sum(map(len, sentences.values())) > 0  # each unique pair once per evidence model
+    for conversation in seen:
+        video, audio, text = conversation[0].content
+        (item,) = [i for i, (clip, _) in clips.items() if np.array_equal(video.frames, clip.frames)]
+        assert recs["omni-a"][item]["media"]["video"]["indices"] == list(clips[item][0].indices)
+        assert np.array_equal(audio.samples, clips[item][1].samples) and audio.sr == clips[item][1].sr
+        assert text.text.startswith('You are given the video and its audio above and the following sentence about '
+                                    'it, from a response to the request "Describe the video in one paragraph."')
+        assert text.text.split(":\n")[1].split("\n")[0] in sentences[item]
+
+
+def test_rank_again_makes_no_model_call_and_loads_no_evidence_model(tiny, tmp_path, monkeypatch):
+    import hallubench.models as models
+
+    root, specs, runs, first = tiny
+    calls = []
+
+    class Counting:
+        def __init__(self, model):
+            self.model, self.name, self.fingerprint, self.accepts = model, model.name, model.fingerprint, model.accepts
+
+        def generate(self, conversations, settings, seeds=None):
+            calls.append(len(conversations))
+            return self.model.generate(conversations, settings, seeds)
+
+    real_get = models.get_model
+    monkeypatch.setattr(models, "get_model", lambda *a, **k: Counting(real_get(*a, **k)))
+    monkeypatch.setattr(implicit, "load_model", lambda options, device: pytest.fail("an evidence model was loaded"))
+    argv = ["rank", *map(str, runs.values()), "--output-dir", str(tmp_path / "again"), "--cache", str(root / "j.sqlite"),
+            "--judge", "implicit", "--judge-args", f"pretrained={specs[0].model_args['pretrained']},dtype=float32"]
+    assert main(argv) == 0
+    again = json.loads((tmp_path / "again" / "crosscheck.json").read_text())
+    assert calls == [] and again["judge"]["counters"]["calls"] == 0 and again["judge"]["hit_rate"] == 1.0
+    for board in BOARDS:
+        assert again["boards"][board]["scores"] == pytest.approx(first["boards"][board]["scores"])
+    board_names = [line[4:] for line in (tmp_path / "again" / "leaderboard.md").read_text().splitlines()
+                   if line.startswith("### ")]
+    assert sorted(board_names) == sorted(BOARDS)
+
+
+def test_config_errors_before_anything_loads(tiny, tmp_path, capsys):
+    _, _, runs, _ = tiny
+    base = ["rank", *map(str, runs.values()), "--output-dir", str(tmp_path / "x"), "--judge", "implicit"]
+    assert main(base) == 2 and "--judge implicit needs --judge-args pretrained=" in capsys.readouterr().err
+    assert main(base + ["--judge-args", "pretrained=x,judge_sees_media=maybe"]) == 2
+    assert "judge_sees_media='maybe'" in capsys.readouterr().err
+    assert main(base + ["--judge-args", "pretrained=x,evidence_models=a"]) == 2
+    assert "unknown key(s) evidence_models" in capsys.readouterr().err
+
+
+def test_media_not_there_stops_the_ranking_naming_the_item(tiny, tmp_path, capsys):
+    _, specs, runs, _ = tiny
+    argv = ["rank", *map(str, runs.values()), "--output-dir", str(tmp_path / "x"), "--cache", str(tmp_path / "j.sqlite"),
+            "--judge", "implicit", "--judge-args",
+            f"pretrained={specs[0].model_args['pretrained']},dtype=float32,data_dir={tmp_path / 'elsewhere'}"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "--judge implicit: the media of avhallubench_" in err and "pass --judge-args data_dir=" in err
+
+
+class Closing:
+    def __init__(self, name, fingerprint, closed):
+        self.name, self.fingerprint, self.closed, self.accepts = name, fingerprint, closed, frozenset({"video"})
+
+    def generate(self, conversations, settings, seeds=None):
+        return [["x"] for _ in conversations]
+
+    def close(self):
+        self.closed.append(self.name)
+
+
+def test_evidence_models_load_one_at_a_time_and_must_be_the_runs_model(monkeypatch, tmp_path):
+    from hallubench.errors import ConfigError
+    from hallubench.harness.options import RunOptions
+
+    closed, loaded = [], []
+
+    def load(options, device):
+        loaded.append((options.model_args["pretrained"], device, options.batch_size))
+        name = options.model_args["pretrained"]
+        return Closing(name, "changed" if name == "moved" else f"fp-{name}", closed)
+
+    monkeypatch.setattr(implicit, "load_model", load)
+    runs = {name: implicit.EvidenceRun(name, tmp_path / name, f"hf:{name}", f"fp-{name}",
+                                       RunOptions(model="hf", model_args={"pretrained": name}), {})
+            for name in ("a", "b", "moved")}
+    models = implicit.EvidenceModels(runs, device="cpu", batch_size=3)
+    handle = models.handle("a")
+    assert (handle.name, handle.fingerprint, loaded) == ("hf:a", "fp-a", []), "known before anything loads"
+    assert handle.load().name == "a" and models.load("a").name == "a" and len(loaded) == 1
+    assert models.load("b").name == "b" and closed == ["a"], "loading one frees the one before"
+    assert loaded == [("a", "cpu", 3), ("b", "cpu", 3)] and models.loads == ["a", "b"]
+    with pytest.raises(ConfigError, match="fingerprint fp-moved, reloaded on cpu it has changed"):
+        models.load("moved")
+    models.release()
+    assert closed == ["a", "b"]
+
+
+# --- an OpenAI-compatible server ---------------------------------------------------------------------------
+
+ANSWERS = {"alpha": "A red square moves. A dog barks loudly.", "beta": "A red square moves. A bell rings."}
+
+
+def _reply(body):
+    """Answers (describe), analyses and verdicts by rule: an analysis says "wrong" of a sentence with a dog
+    only when it was shown frames and audio; a verdict is YES when the analysis says "wrong"."""
+    content = body["messages"][-1]["content"]
+    text, media = content[-1]["text"], {part["type"] for part in content[:-1]}
+    if "saw the" in text:
+        return '{"Answer": "YES"}' if "wrong" in text.split("saw the")[1] else '{"Answer": "NO"}'
+    if text.endswith("List any factual errors in the sentence."):
+        sentence = text.split(":\n")[1].split("\n")[0]
+        return "The dog is wrong." if "dog" in sentence and media == {"image_url", "input_audio"} else "None."
+    return ANSWERS[body["model"]]
+
+
+class QuietHandler(WSGIRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+class ThreadingServer(ThreadingMixIn, WSGIServer):
+    daemon_threads = True
+
+
+@pytest.fixture
+def server():
+    """A chat-completions stand-in on 127.0.0.1 (a WSGI app answering by `_reply`), recording every request."""
+    requests = []
+
+    def app(environ, start_response):
+        body = json.loads(environ["wsgi.input"].read(int(environ["CONTENT_LENGTH"])))
+        requests.append(body)
+        choices = [{"index": i, "message": {"role": "assistant", "content": _reply(body)}, "finish_reason": "stop"}
+                   for i in range(body.get("n", 1))]
+        start_response("200 OK", [("Content-Type", "application/json")])
+        return [json.dumps({"choices": choices}).encode()]
+
+    httpd = make_server("127.0.0.1", 0, app, server_class=ThreadingServer, handler_class=QuietHandler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    httpd.url, httpd.requests = f"http://127.0.0.1:{httpd.server_port}/v1", requests
+    yield httpd
+    httpd.shutdown()
+    httpd.server_close()
+
+
+def test_openai_evidence_and_judge_models(server, tmp_path, mini_datasets, monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    runs = []
+    for name in ANSWERS:
+        runs.append(tmp_path / name)
+        assert main(["run", "--model", "openai", "--model-args", f"pretrained={name},base_url={server.url},"
+                     "api_key_env=none", "--tasks", "avhallubench_visual", "--limit", "2", "--num-samples", "1",
+                     "--num-frames", "2", "--data-dir", str(mini_datasets), "--output-dir", str(runs[-1])]) == 0
+    before = len(server.requests)
+    argv = ["rank", *map(str, runs), "--output-dir", str(tmp_path / "ranking"), "--cache", str(tmp_path / "j.sqlite"),
+            "--judge", "implicit", "--judge-args", f"adapter=openai,pretrained=judge,base_url={server.url},api_key_env=none"]
+    assert main(argv) == 0
+    result = json.loads((tmp_path / "ranking" / "crosscheck.json").read_text())
+    board = result["boards"]["avhallubench_visual"]
+    # alpha's dog sentence has errors by every evidence model, its other sentence none: 0.5 per item; beta 0.
+    assert board["ranking"] == ["beta", "alpha"] and board["scores"] == pytest.approx({"beta": 0.0, "alpha": 0.5})
+    asked = server.requests[before:]
+    analyses = [b for b in asked if b["model"] in ANSWERS]
+    verdicts = [b for b in asked if b["model"] == "judge"]
+    # 3 distinct sentences x 2 items x 2 evidence models, each analysed once and given one verdict.
+    assert len(analyses) == len(verdicts) == 12 == result["judge"]["counters"]["calls"]
+    assert all([p["type"] for p in b["messages"][-1]["content"]] == ["image_url", "image_url", "input_audio", "text"]
+               for b in analyses)
+    assert all([p["type"] for p in b["messages"][-1]["content"]] == ["text"] for b in verdicts)
+    assert main(argv) == 0 and len(server.requests) == before + len(asked), "a rerun asks the server nothing"
+
+
+@pytest.mark.parametrize("seen, same", [
+    ({"video": {"indices": [0, 4], "path": "v.mp4"}}, True),
+    ({"video": {"indices": [0, 4], "path": "v.mp4", "added_later": 1}}, True),  # a newer hallubench's extra field
+    ({"video": {"indices": [0, 5], "path": "v.mp4"}}, False),
+    ({"video": {"indices": [0, 4]}}, False),
+    ({"video": {"indices": [0, 4], "path": "v.mp4"}, "audio": {"sr": 16000}}, False),
+])
+def test_media_shown_must_be_what_the_run_recorded(seen, same):
+    assert implicit._same_media(seen, {"video": {"indices": [0, 4], "path": "v.mp4"}}) is same
