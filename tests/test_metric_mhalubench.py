@@ -112,6 +112,7 @@ def test_bad_input_names_argument_and_index(mhalubench, kwargs, message):
     ("Claim 1: Non-Hallucination - the cat is there.\nClaim 2: hallucination", 2, [N, H]),
     ("**claim1**: hallucinatory\n**Claim #2** - nonhallucination\n`claim3`= Non hallucination", 3, [H, N, N]),
     ("1. hallucination (no dog)\n2) non-hallucination\n3: hallucination", 3, [H, N, H]),
+    ('{"claim_1": "non-hallucination", "claim-2": "hallucination"}', 2, [N, H]),
     ("{'claim1': 'hallucination', 'claim3': 'hallucination'}", 3, [H, None, H]),  # claim 2 missing: partial
     ('"claim1": "hallucination", "claim1": "non-hallucination", "claim2": "hallucination"', 2, [None, H]),  # conflict
     ('"claim1": "hallucination", "claim1": "hallucination"', 1, [H]),  # a repeated, agreeing verdict

@@ -82,10 +82,10 @@ HALLUCINATION = "hallucination"
 LABELS = (HALLUCINATION, "non-hallucination")
 UNPARSED = "unparsed"
 # A verdict is the label right after a claim's number: '"claim3": "hallucination"', 'Claim 3: non-hallucination',
-# '**claim3** - hallucination', or a line opening '3. hallucination'. Text further on (a reason ending
-# "there's no hallucination") is never read as the verdict.
+# '"claim_3": "hallucination"', '**claim3** - hallucination', or a line opening '3. hallucination'. Text further
+# on (a reason ending "there's no hallucination") is never read as the verdict.
 _VERDICT = re.compile(
-    r"(?:\bclaim\s*#?\s*(\d+)|^[ \t>*-]*(\d+)[.):])"
+    r"(?:\bclaim[\s_#-]*(\d+)|^[ \t>*-]*(\d+)[.):])"
     r"[\s\"'*`]*[:=-]?[\s\"'*`]*"
     r"(non[\s_-]?hallucinat\w*|hallucinat\w*)",
     re.IGNORECASE | re.MULTILINE,
