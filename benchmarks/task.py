@@ -40,7 +40,9 @@ class Task:
     `version` is bumped whenever prompt, parsing or scoring change, so results.json says which numbers compare.
     `evidence_modality` ("visual" or "audio") says what a cross-checkable task's samples witness: a
     benchmark with a visual and an audio task gets audio-visual boards in a ranking (CrossCheckGPT §4).
-    `demo` marks the tasks `hallubench demo` runs on the embedded mini benchmarks.
+    `demo` marks the tasks `hallubench demo` runs on the embedded mini benchmarks. `exclude` picks the rows the
+    task never evaluates (e.g. those its few-shot demonstrations were taken from): they are dropped before
+    `--limit` applies and do not count in the split's size.
     """
 
     name: str
@@ -63,6 +65,7 @@ class Task:
     source: str = ""
     evidence_modality: str | None = None
     demo: bool = False
+    exclude: Callable[[Row], bool] | None = None
 
     @property
     def cross_checkable(self) -> bool:

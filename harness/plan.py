@@ -48,12 +48,16 @@ def effective_settings(task: Task, options: RunOptions) -> tuple[GenerationSetti
 
 
 def plan(tasks: list[Task], data_dir: Path, options: RunOptions, fingerprint: str) -> tuple[list[WorkItem], dict[str, int]]:
-    """All work items in (task, id) order and each task's split size."""
+    """All work items in (task, id) order and each task's split size (without the rows it excludes)."""
     items: list[WorkItem] = []
     totals: dict[str, int] = {}
     for task in tasks:
         folder = dataset_dir(data_dir, task)
-        rows, totals[task.name] = load_rows(folder, task, options.limit)
+        rows, totals[task.name] = load_rows(folder, task, None if task.exclude else options.limit)
+        if task.exclude is not None:
+            rows = [row for row in rows if not task.exclude(row)]
+            totals[task.name] = len(rows)
+            rows = rows[:options.limit]
         main, extra = effective_settings(task, options)
         settings = (dataclasses.asdict(main), extra and dataclasses.asdict(extra))
         for row in rows:

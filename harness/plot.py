@@ -9,6 +9,7 @@ from hallubench.harness.results_schema import GroupResult, Results
 from hallubench.harness.uncertainty import STDERR, fractions
 
 PLOT = "results.png"
+LEGEND_ROW = 6  # metrics whose legend fits in one row above the bars
 
 
 def _fractions(result: GroupResult) -> dict[str, float]:
@@ -51,8 +52,11 @@ def plot_results(results: Results, path: Path) -> Path | None:
         ax.set_ylim(0, 1.18)  # headroom for the legend
         ax.set_yticks([0, 0.25, 0.5, 0.75, 1.0])
         ax.set_title(f"{name} ({task.metric})")
-        ax.legend(fontsize=7, ncol=len(metrics), loc="upper center")
+        if len(metrics) <= LEGEND_ROW:
+            ax.legend(fontsize=7, ncol=len(metrics), loc="upper center")
+        else:  # MHaluBench's 16 scores (two levels, Table 2's columns) would not fit in one row above the bars
+            ax.legend(fontsize=7, ncol=-(-len(metrics) // 12), loc="upper left", bbox_to_anchor=(1.0, 1.02))
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    fig.savefig(path, dpi=110, bbox_inches="tight")  # the legend may stand right of the bars
     plt.close(fig)
     return path

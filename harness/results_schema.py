@@ -4,11 +4,12 @@ Layout (all keys always present; lm-eval's `results` / `config` / `n-samples` sp
 - `version`: schema version (int).
 - `tasks`: task name -> TaskResult: dataset (benchmark, config, split), prompt source, parser, metric
   (or `scored_by` when scored across runs), effective generation settings, counts (`n_total` in the
-  split, `n_selected` after --limit, `n_errors` model/media errors, `n_unparsed` outputs the parser
-  could not read, `n_scored`), `metrics` (name -> value, each fraction followed by its standard error
-  `<name>_stderr` as in lm-evaluation-harness) and `groups` (group -> GroupResult with the same counts
-  and metrics); `version` (the task's, bumped when its prompt or scoring change), `stderr_method` and
-  `higher_is_better` (metric -> true, false, or null where neither direction is better).
+  split less the rows the task excludes, `n_selected` after --limit, `n_errors` model/media errors,
+  `n_unparsed` outputs the parser could not read, `n_scored`), `metrics` (name -> value, each fraction
+  followed by its standard error `<name>_stderr` as in lm-evaluation-harness) and `groups` (group ->
+  GroupResult with the same counts and metrics); `version` (the task's, bumped when its prompt or scoring
+  change), `stderr_method` and `higher_is_better` (metric -> true, false, or null where neither direction
+  is better).
 - `model`: adapter name, model args, fingerprint.
 - `run`: options that shaped the run, process count and torch threads per process (CPU outputs are
   bit-identical across process counts only at equal threads per process), timings and throughput, and

@@ -1,4 +1,5 @@
 """MHaluBench: claim- and segment-level hallucination detection scores (UniHD, Table 2 layout)."""
+import re
 from typing import Optional
 
 import datasets
@@ -17,27 +18,40 @@ _CITATION = """\
 
 _DESCRIPTION = """\
 Scores a hallucination detector on MHaluBench. Each response is split into segments and each segment into
-claims, labelled "hallucination" or "non-hallucination". Given the detector's claim labels, the true claim
-labels and each claim's segment, reports precision, recall and F1 of both classes, accuracy and macro-F1, at
-claim level and at segment level, where a segment is hallucinatory if any of its claims is.
+claims, labelled "hallucination" or "non-hallucination". Reports, at claim level and at segment level (a
+segment is hallucinatory if any of its claims is), precision, recall and F1 of both classes, accuracy and
+their macro averages (UniHD's Table 2: "Average" P, R and Mac.F1). The detector's verdicts are given per
+claim, or as its raw answer per response ("claim1": "hallucination", ...), read by `parse_verdicts`.
 """
 
 _KWARGS_DESCRIPTION = """
-Args:
+Args, in one of two layouts:
+  per claim:
     predictions (`list` of `str` or `None`): the detector's label per claim, "hallucination" or
         "non-hallucination"; None where its output could not be read (counted as unparsed, never correct).
     references (`list` of `str`): the true label per claim.
     segment_ids (`list` of `str`): per claim, an id shared by the claims of one segment (e.g.
         "<item id>/<segment index>"); claims of a segment need not be adjacent.
+  per response (what a detector writes for one response and its numbered claims):
+    predictions (`list` of `str`): the detector's raw answer per response, read by `parse_verdicts`.
+    references (`list` of `list` of `str`): per response, the true label of each claim, in claim order.
+    segment_ids (`list` of `list` of `str`): per response, the segment of each claim (ids local to it).
+  groups (`dict` of `str` to `list`, optional): grouping columns (e.g. task_type), each with one value per
+    prediction (claim or response).
 
 Returns:
-    claim, segment (`dict`): one block per level, each with
-        hallucination, non-hallucination (`dict`): precision, recall, f1 in [0, 1] and support (`int`);
-        accuracy, macro_f1 (`float`): in [0, 1]; macro_f1 averages the classes that occur in the references
-            or predictions;
-        unparsed (`int`): claims without a predicted label; for segments, those with no claim predicted
-            hallucinatory and at least one unparsed claim;
-        n (`int`): how many claims or segments.
+    For each level L in "claim", "segment":
+    L_accuracy, L_macro_precision, L_macro_recall, L_macro_f1 (`float`): in [0, 1]; the macro averages are
+        over the classes that occur in the references or predictions;
+    L_hallucination_precision, _recall, _f1 and L_non_hallucination_precision, _recall, _f1 (`float`): in
+        [0, 1]; L_hallucination_support, L_non_hallucination_support (`int`): true claims or segments per class;
+    L_unparsed (`int`): claims without a verdict; segments with no claim predicted hallucinatory and at
+        least one without a verdict;
+    L_n (`int`): how many claims or segments.
+    Per response only: responses_unparsed (`int`), responses with no verdict read at all;
+        responses_partial (`int`), responses with some verdicts read and some not (their unread claims
+        count as unparsed, the read ones are scored).
+    by_group (`dict`): {column: {value: the same metrics for that group's claims or responses}}.
 
 Examples:
     >>> mhalubench = evaluate.load("mhalubench")
@@ -46,17 +60,47 @@ Examples:
     ...     references=["hallucination", "hallucination", "non-hallucination", "non-hallucination"],
     ...     segment_ids=["0/0", "0/0", "0/1", "0/1"],
     ... )
-    >>> print(results["claim"]["hallucination"])
-    {'precision': 1.0, 'recall': 0.5, 'f1': 0.6666666666666666, 'support': 2}
-    >>> print(results["claim"]["accuracy"], results["claim"]["unparsed"])
+    >>> print(results["claim_hallucination_precision"], results["claim_hallucination_recall"])
+    1.0 0.5
+    >>> print(results["claim_accuracy"], results["claim_unparsed"])
     0.5 1
-    >>> print(results["segment"]["accuracy"], results["segment"]["unparsed"], results["segment"]["n"])
+    >>> print(results["segment_accuracy"], results["segment_unparsed"], results["segment_n"])
     0.5 1 2
+
+    The same detector's raw answer for that response, the second claim's verdict unreadable:
+    >>> results = mhalubench.compute(
+    ...     predictions=['[{"claim1": "hallucination", "reason": "No dog."}, {"claim2": "maybe"}, '
+    ...                  '{"claim3": "non-hallucination", "reason": "A cat."}]'],
+    ...     references=[["hallucination", "hallucination", "non-hallucination"]],
+    ...     segment_ids=[["0", "0", "1"]],
+    ... )
+    >>> print(results["claim_accuracy"], results["claim_unparsed"], results["responses_partial"])
+    0.6666666666666666 1 1
 """
 
 HALLUCINATION = "hallucination"
 LABELS = (HALLUCINATION, "non-hallucination")
 UNPARSED = "unparsed"
+# A verdict is the label right after a claim's number: '"claim3": "hallucination"', 'Claim 3: non-hallucination',
+# '"claim_3": "hallucination"', '**claim3** - hallucination', or a line opening '3. hallucination'. Text further
+# on (a reason ending "there's no hallucination") is never read as the verdict.
+_VERDICT = re.compile(
+    r"(?:\bclaim[\s_#-]*(\d+)|^[ \t>*-]*(\d+)[.):])"
+    r"[\s\"'*`]*[:=-]?[\s\"'*`]*"
+    r"(non[\s_-]?hallucinat\w*|hallucinat\w*)",
+    re.IGNORECASE | re.MULTILINE,
+)
+
+
+def parse_verdicts(text: str, n_claims: int) -> Optional[list]:
+    """Per claim 1..n_claims, the label the detector gave it, or None (no verdict, or two that disagree);
+    None instead of the list when not one verdict could be read."""
+    found: dict = {}
+    for match in _VERDICT.finditer(text):
+        number = int(match.group(1) or match.group(2))
+        found.setdefault(number, set()).add(LABELS[1] if match.group(3).lower().startswith("non") else LABELS[0])
+    verdicts = [next(iter(found[k])) if len(found.get(k, ())) == 1 else None for k in range(1, n_claims + 1)]
+    return None if all(v is None for v in verdicts) else verdicts
 
 
 def segment_label(claim_labels: list) -> Optional[str]:
@@ -66,10 +110,14 @@ def segment_label(claim_labels: list) -> Optional[str]:
     return None if None in claim_labels else "non-hallucination"
 
 
+def _check_list(name: str, values) -> None:
+    if values is None or isinstance(values, (str, bytes, dict)) or not hasattr(values, "__len__"):
+        raise ValueError(f"{name} must be a list, got {type(values).__name__}")
+
+
 def _check_batch(predictions, references, segment_ids) -> None:
     for name, values in (("predictions", predictions), ("references", references), ("segment_ids", segment_ids)):
-        if values is None or isinstance(values, (str, bytes, dict)) or not hasattr(values, "__len__"):
-            raise ValueError(f"{name} must be a list, got {type(values).__name__}")
+        _check_list(name, values)
     for name, values in (("references", references), ("segment_ids", segment_ids)):
         if len(values) != len(predictions):
             raise ValueError(
@@ -78,6 +126,9 @@ def _check_batch(predictions, references, segment_ids) -> None:
             )
     if not predictions:
         raise ValueError("predictions, references and segment_ids are empty; pass at least one claim")
+    if isinstance(references[0], (list, tuple)):
+        _check_responses(predictions, references, segment_ids)
+        return
     for name, values, allowed in (("predictions", predictions, LABELS + (None,)), ("references", references, LABELS)):
         for i, label in enumerate(values):
             if not (label is None or isinstance(label, str)) or label not in allowed:
@@ -87,37 +138,96 @@ def _check_batch(predictions, references, segment_ids) -> None:
             raise ValueError(f"segment_ids[{i}] is {segment!r}; expected a string id")
 
 
-def _scores(references: list, predicted: list) -> dict:
-    result = {}
+def _check_responses(predictions, references, segment_ids) -> None:
+    for i, (text, labels, segments) in enumerate(zip(predictions, references, segment_ids)):
+        if not isinstance(text, str):
+            raise ValueError(f"predictions[{i}] is {text!r}, not a string; pass '' for an empty detector output")
+        _check_list(f"references[{i}]", labels)
+        _check_list(f"segment_ids[{i}]", segments)
+        if not labels or len(segments) != len(labels):
+            raise ValueError(f"references[{i}] has {len(labels)} claim labels and segment_ids[{i}] {len(segments)} "
+                             "segment ids; a response needs one of each per claim, at least one claim")
+        for j, (label, segment) in enumerate(zip(labels, segments)):
+            if not isinstance(label, str) or label not in LABELS:
+                raise ValueError(f"references[{i}][{j}] is {label!r}; expected one of {LABELS}")
+            if not isinstance(segment, str):
+                raise ValueError(f"segment_ids[{i}][{j}] is {segment!r}; expected a string id")
+
+
+def _check_groups(groups, n: int) -> dict:
+    if groups is None:
+        return {}
+    if not isinstance(groups, dict):
+        raise ValueError(f"groups must be a dict of column name -> list of values, got {type(groups).__name__}")
+    for column, values in groups.items():
+        if len(values) != n:
+            raise ValueError(f"groups[{column!r}] has {len(values)} values for {n} predictions (first unpaired index: {min(len(values), n)})")
+        for i, value in enumerate(values):
+            if value is None or value != value:  # None or NaN
+                raise ValueError(f"groups[{column!r}][{i}] is {value!r}; every item needs a group value")
+    return groups
+
+
+def _level(level: str, references: list, predicted: list) -> dict:
+    """One level's metrics, keys prefixed with the level; `predicted` holds UNPARSED where no label was read."""
+    per_class = {}
     for label in LABELS:
         hits = sum(ref == pred == label for ref, pred in zip(references, predicted))
         support, chosen = references.count(label), predicted.count(label)
         precision = hits / chosen if chosen else 0.0
         recall = hits / support if support else 0.0
         f1 = 2 * precision * recall / (precision + recall) if hits else 0.0
-        result[label] = {"precision": precision, "recall": recall, "f1": f1, "support": support}
+        per_class[label] = {"precision": precision, "recall": recall, "f1": f1, "support": support}
     present = [label for label in LABELS if label in references or label in predicted]
-    result["accuracy"] = sum(ref == pred for ref, pred in zip(references, predicted)) / len(references)
-    result["macro_f1"] = sum(result[label]["f1"] for label in present) / len(present)
-    result["unparsed"] = predicted.count(UNPARSED)
-    result["n"] = len(references)
+    result = {f"{level}_accuracy": sum(ref == pred for ref, pred in zip(references, predicted)) / len(references)}
+    for score in ("precision", "recall", "f1"):
+        result[f"{level}_macro_{score}"] = sum(per_class[label][score] for label in present) / len(present)
+    for label, scores in per_class.items():
+        result.update({f"{level}_{label.replace('-', '_')}_{name}": value for name, value in scores.items()})
+    result[f"{level}_unparsed"] = predicted.count(UNPARSED)
+    result[f"{level}_n"] = len(references)
     return result
+
+
+def _score_claims(predictions: list, references: list, segment_ids: list) -> dict:
+    predictions = [None if label == UNPARSED else label for label in predictions]
+    segments: dict = {}
+    for i, segment in enumerate(segment_ids):
+        segments.setdefault(segment, []).append(i)
+    segment_refs = [segment_label([references[i] for i in idx]) for idx in segments.values()]
+    segment_preds = [segment_label([predictions[i] for i in idx]) or UNPARSED for idx in segments.values()]
+    claim_preds = [UNPARSED if label is None else label for label in predictions]
+    return {**_level("claim", list(references), claim_preds), **_level("segment", segment_refs, segment_preds)}
+
+
+def _score_responses(predictions: list, references: list, segment_ids: list) -> dict:
+    """Each response's claims with the verdicts read from its answer, scored together; segment ids made
+    unique per response by its position (a resampled response counts as another response)."""
+    verdicts, labels, segments = [], [], []
+    unparsed = partial = 0
+    for i, (text, claim_labels, claim_segments) in enumerate(zip(predictions, references, segment_ids)):
+        read = parse_verdicts(text, len(claim_labels))
+        unparsed += read is None
+        partial += read is not None and None in read
+        verdicts += read or [None] * len(claim_labels)
+        labels += claim_labels
+        segments += [f"{i}/{segment}" for segment in claim_segments]
+    return {**_score_claims(verdicts, labels, segments), "responses_unparsed": unparsed, "responses_partial": partial}
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class MHaluBench(evaluate.Metric):
     def _info(self):
+        per_claim = {"predictions": datasets.Value("string"), "references": datasets.Value("string"),
+                     "segment_ids": datasets.Value("string")}
+        per_response = {"predictions": datasets.Value("string"),
+                        "references": datasets.Sequence(datasets.Value("string")),
+                        "segment_ids": datasets.Sequence(datasets.Value("string"))}
         return evaluate.MetricInfo(
             description=_DESCRIPTION,
             citation=_CITATION,
             inputs_description=_KWARGS_DESCRIPTION,
-            features=datasets.Features(
-                {
-                    "predictions": datasets.Value("string"),
-                    "references": datasets.Value("string"),
-                    "segment_ids": datasets.Value("string"),
-                }
-            ),
+            features=[datasets.Features(per_claim), datasets.Features(per_response)],
             codebase_urls=["https://github.com/zjunlp/EasyDetect"],
             reference_urls=["https://arxiv.org/abs/2402.03190", "https://huggingface.co/datasets/openkg/MHaluBench"],
         )
@@ -130,12 +240,15 @@ class MHaluBench(evaluate.Metric):
         predictions = [UNPARSED if label is None else label for label in predictions]
         super().add_batch(predictions=predictions, references=references, **kwargs)
 
-    def _compute(self, predictions, references, segment_ids):
-        segments: dict = {}
-        for i, segment in enumerate(segment_ids):
-            segments.setdefault(segment, []).append(i)
-        segment_refs = [segment_label([references[i] for i in idx]) for idx in segments.values()]
-        predictions = [None if label == UNPARSED else label for label in predictions]
-        segment_preds = [segment_label([predictions[i] for i in idx]) or UNPARSED for idx in segments.values()]
-        claim_preds = [UNPARSED if label is None else label for label in predictions]
-        return {"claim": _scores(list(references), claim_preds), "segment": _scores(segment_refs, segment_preds)}
+    def _compute(self, predictions, references, segment_ids, groups=None):
+        score = _score_responses if isinstance(references[0], (list, tuple)) else _score_claims
+        result = score(predictions, references, segment_ids)
+        result["by_group"] = {}
+        for column, values in _check_groups(groups, len(predictions)).items():
+            members: dict = {}
+            for i, value in enumerate(values):
+                members.setdefault(value, []).append(i)
+            result["by_group"][column] = {
+                value: score(*([items[i] for i in idx] for items in (predictions, references, segment_ids)))
+                for value, idx in members.items()}
+        return result

@@ -57,8 +57,8 @@ def test_mhalubench_unparsed_none_counts_wherever_it_is(metric, position):
     predictions[position] = None
     result = metric("mhalubench").compute(predictions=predictions, references=["hallucination"] * 2,
                                           segment_ids=["s", "t"])
-    assert result["claim"]["unparsed"] == 1 and result["claim"]["accuracy"] == 0.5
-    assert result["segment"]["unparsed"] == 1  # its segment has an unknown claim: unparsed, never correct
+    assert result["claim_unparsed"] == 1 and result["claim_accuracy"] == 0.5
+    assert result["segment_unparsed"] == 1  # its segment has an unknown claim: unparsed, never correct
 
 
 def test_finite_numbers_still_work(metric):
