@@ -77,8 +77,13 @@ def check_task_args(tasks: list[Task], given: Mapping[str, Any]) -> None:
     if unknown:
         takes = "; ".join(f"{name}: {', '.join(sorted(keys)) or 'none'}" for name, keys in known.items())
         raise ConfigError(f"--task-args: {', '.join(unknown)} is not an option of the selected tasks ({takes})")
-    for task in tasks:
-        task_arguments(task, given)  # type errors name the key and task before anything loads
+    for task in tasks:  # type errors, and settings the args make impossible (n=0), stop before anything loads
+        args = task_arguments(task, given)[0]
+        for step in task.program.steps if task.program else ():
+            try:
+                step.settings(args, task.generation)
+            except ValueError as err:
+                raise ConfigError(f"--task-args: task {task.name} step {step.name!r}: {err}") from None
 
 
 def plan(tasks: list[Task], data_dir: Path, options: RunOptions, fingerprint: str,

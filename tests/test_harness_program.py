@@ -163,7 +163,8 @@ def test_task_args_are_checked_and_change_the_program(mini_datasets, tmp_path, c
     result = json.loads((tmp_path / "a" / "results.json").read_text())["tasks"]["toy_program"]
     assert result["task_args"] == {"k": 3, "n": 2}
     for bad, message in [("k=two", "--task-args k (task toy_program): expected int like the default 2; got 'two'"),
-                         ("kk=2", "--task-args: kk is not an option of the selected tasks (toy_program: k, n)")]:
+                         ("kk=2", "--task-args: kk is not an option of the selected tasks (toy_program: k, n)"),
+                         ("n=0", "--task-args: task toy_program step 'answers': n must be >= 1; got 0")]:
         assert _run(mini_datasets, tmp_path / "b", "--task-args", bad) == 2
         assert message in capsys.readouterr().err
     assert _run(mini_datasets, tmp_path / "b", "--helper", "judge", "pretrained=x") == 2
