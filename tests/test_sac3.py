@@ -241,6 +241,22 @@ def test_tiny_model_run_killed_mid_item_resumes_its_steps_and_matches(tiny_vl, t
     assert _metrics(out) == _metrics(tiny_reference)
 
 
+@pytest.mark.slow
+def test_two_processes_give_the_samples_of_one(tiny_vl, tiny_reference, mini_datasets, tmp_path):
+    out = tmp_path / "run"
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1", "ACCELERATE_USE_CPU": "true"}
+    launch = [sys.executable, "-m", "accelerate.commands.launch", "--multi_gpu", "--num_processes", "2",
+              "--num_machines", "1", "--mixed_precision", "no", "--dynamo_backend", "no", "-m", "hallubench", "run",
+              "--model", tiny_vl[0], "--model-args", tiny_vl[1], "--tasks", "sac3_prime", "--limit", "5",
+              "--data-dir", str(mini_datasets), "--output-dir", str(out), *TINY_ARGS]
+    proc = subprocess.run(launch, env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert json.loads((out / "results.json").read_text())["run"]["num_processes"] == 2
+    assert _records(out) == _records(tiny_reference)
+    merged, _ = store.read_jsonl(out / "steps.jsonl")  # both processes' journals, merged
+    assert {r["id"] for r in merged} == set(_records(out)) and not list(out.glob("steps_rank*"))
+
+
 def test_sac3_cmm_checks_the_models_own_answer_over_the_probes_media(tiny_checkpoint, mini_datasets, tmp_path,
                                                                      capsys):
     from hallubench.metrics.pa_hr.pa_hr import parse_yes_no
