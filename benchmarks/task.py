@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
+from hallubench.benchmarks.steps import Program
 from hallubench.models.protocol import GenerationSettings
 
 Row = Mapping[str, Any]
@@ -43,6 +44,16 @@ class Task:
     `demo` marks the tasks `hallubench demo` runs on the embedded mini benchmarks. `exclude` picks the rows the
     task never evaluates (e.g. those its few-shot demonstrations were taken from): they are dropped before
     `--limit` applies and do not count in the split's size.
+
+    `program` makes a multi-step task (benchmarks/steps.py): each item runs the program's steps in order instead
+    of one generation, `generation` being the settings of the steps that name none. Its `parser` then reads the
+    whole sample record (`steps`, `outputs` of the program's answer step, `reference`, `metric_inputs`) instead of
+    the answer text. `score_inputs`, when set, gives the metric's per-item arguments from a record the parser
+    could read (e.g. SAC3's judge strings and label) instead of predictions / references / metric_inputs; items
+    the parser could not read (parsed None) are then left out of the metric and counted as unparsed.
+    `summarize` turns the metric's output into the metrics results.json reports (e.g. nested per-score tables
+    flattened to `sc2_accuracy`, ...); by default they are reported as the metric returns them.
+    `--task-args key=value,...` sets the program's `args` and the keys of `metric_args`.
     """
 
     name: str
@@ -66,6 +77,9 @@ class Task:
     evidence_modality: str | None = None
     demo: bool = False
     exclude: Callable[[Row], bool] | None = None
+    program: Program | None = None
+    score_inputs: Callable[[Mapping[str, Any]], dict[str, Any]] | None = None
+    summarize: Callable[[Mapping[str, Any]], dict[str, Any]] | None = None
 
     @property
     def cross_checkable(self) -> bool:

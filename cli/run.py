@@ -15,6 +15,9 @@ starts N. Outputs are identical for any process count at equal torch threads per
 The run folder (--output-dir) holds samples_rank<k>.jsonl while running, then samples.jsonl (one
 record per sample: prompt, media seen, raw outputs, stochastic samples, parsed answer, error) and
 results.json. Rerunning the same command resumes: finished samples are skipped, errored ones retried.
+Multi-step tasks (SAC3) also journal every finished step in steps_rank<k>.jsonl / steps.jsonl, so a rerun
+resumes at the first unfinished step of each sample; `--task-args` sets their options and `--helper ROLE ARGS`
+gives a second model for a role of theirs (e.g. SAC3's verifier).
 
 Every option can also come from `--config FILE.yaml` (same names, dashes or underscores); flags given
 on the command line override the file. Samples are always written to the run folder (it is the source
@@ -46,6 +49,12 @@ def register(subparsers: argparse._SubParsersAction, summary: str) -> None:
     p.add_argument("--tasks", help=f"comma-separated task names: {', '.join(task_names())}")
     p.add_argument("--output-dir", "--output_dir", dest="output_dir", type=Path, help="run folder (default runs/latest)")
     add_generation_arguments(p)
+    p.add_argument("--task-args", "--task_args", dest="task_args",
+                   help='options of the tasks that take some, e.g. SAC3 "k=5,num_samples=10,threshold=0.5"')
+    p.add_argument("--helper", dest="helpers", nargs=2, action="append", metavar=("ROLE", "ARGS"),
+                   help='a second model for a role a multi-step task uses, e.g. --helper verifier '
+                        '"adapter=hf,pretrained=PATH" (adapter: hf, the default, or openai; then as --model-args); '
+                        'repeat for more roles')
     p.add_argument("--from-outputs", "--from_outputs", dest="from_outputs", type=Path,
                    help="re-score this run folder's saved outputs without loading the model")
     add_push_argument(p, "then publish the run folder to this Hub dataset repo (as `hallubench publish RUN_DIR --repo "
@@ -70,6 +79,8 @@ def build_options(args: argparse.Namespace) -> RunOptions:
         values["gen_kwargs"] = parse_gen_kwargs(values["gen_kwargs"])
     if isinstance(values.get("model_args"), str):
         values["model_args"] = parse_kv(values["model_args"], "--model-args")
+    if isinstance(values.get("task_args"), str):
+        values["task_args"] = parse_kv(values["task_args"], "--task-args")
     return RunOptions(**values)
 
 

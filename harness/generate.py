@@ -12,22 +12,22 @@ import dataclasses
 import time
 from typing import Any
 
-from hallubench.benchmarks import get_parser
 from hallubench.harness.media import prepare
 from hallubench.harness.options import RunOptions
 from hallubench.harness.plan import WorkItem
 from hallubench.harness.records import SampleRecord
+from hallubench.harness.scoring import parse_record
 from hallubench.loaders import MediaError
 from hallubench.models.protocol import ChatModel, GenerationError, GenerationSettings
 from hallubench.models.redact import redact
 
 
-def _error(kind: str, err: Exception) -> dict[str, str]:
+def error_entry(kind: str, err: Exception) -> dict[str, str]:
     # Adapters mask their own key; URL credentials and bearer tokens are masked here too, whoever wrote them.
     return {"type": kind, "class": type(err).__name__, "message": redact(str(err))}
 
 
-def _outputs(model: ChatModel, conversations: list, settings: GenerationSettings,
+def outputs_of(model: ChatModel, conversations: list, settings: GenerationSettings,
              seeds: list[int]) -> list[list[str] | GenerationError]:
     """Each conversation's outputs, or the GenerationError it raised when generated alone."""
     try:
@@ -37,7 +37,7 @@ def _outputs(model: ChatModel, conversations: list, settings: GenerationSettings
             return [err]
         answered = err.partial if err.partial is not None and len(err.partial) == len(conversations) \
             else [None] * len(conversations)
-    return [out if out is not None else _outputs(model, [conv], settings, [seed])[0]
+    return [out if out is not None else outputs_of(model, [conv], settings, [seed])[0]
             for conv, seed, out in zip(conversations, seeds, answered)]
 
 
@@ -56,22 +56,22 @@ def base_record(item: WorkItem, model: ChatModel) -> dict[str, Any]:
 
 def _generate(model: ChatModel, items: list[WorkItem], convs: list, records: list[dict[str, Any]]) -> None:
     seeds = [item.seed for item in items]
-    outputs = _outputs(model, convs, items[0].generation, seeds)
+    outputs = outputs_of(model, convs, items[0].generation, seeds)
     samples: list[list[str] | GenerationError] = [[] for _ in items]
     extra = items[0].sample_generation
     answered = [i for i, out in enumerate(outputs) if not isinstance(out, GenerationError)]
     if extra and answered:
         # The extra samples get their own seed (sample seed + 1) so they never replay a sampled main answer.
-        more = _outputs(model, [convs[i] for i in answered], extra, [(seeds[i] + 1) & 0x7FFFFFFF for i in answered])
+        more = outputs_of(model, [convs[i] for i in answered], extra, [(seeds[i] + 1) & 0x7FFFFFFF for i in answered])
         for i, out in zip(answered, more):
             samples[i] = out
-    parse = get_parser(items[0].task.parser)
     for record, out, more in zip(records, outputs, samples):
         failed = next((x for x in (out, more) if isinstance(x, GenerationError)), None)
         if failed is not None:
-            record["error"] = _error("generation", failed)
+            record["error"] = error_entry("generation", failed)
         else:
-            record.update(outputs=out, samples=more, parsed=parse(out[0], **(record["metric_inputs"] or {})))
+            record.update(outputs=out, samples=more)
+            record["parsed"] = parse_record(items[0].task, record)
 
 
 def run_batch(model: ChatModel, items: list[WorkItem], options: RunOptions) -> list[dict[str, Any]]:
@@ -83,7 +83,7 @@ def run_batch(model: ChatModel, items: list[WorkItem], options: RunOptions) -> l
         try:
             conv, record["media"] = prepare(item.task, item.row, item.dataset_dir, options)
         except MediaError as err:
-            record["error"] = _error("media", err)
+            record["error"] = error_entry("media", err)
             continue
         ready.append(item)
         convs.append(conv)

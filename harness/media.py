@@ -79,8 +79,8 @@ def _image(path: Path, blank: bool) -> tuple[ImagePart, dict[str, Any]]:
     return ImagePart(image=image), {"size": [image.width, image.height], "blank": blank}
 
 
-def prepare(task: Task, row: Row, dataset_dir: Path, options: RunOptions) -> tuple[list[Message], dict[str, Any]]:
-    """The conversation for `row` and a JSON-able record of the media it contains."""
+def media_parts(task: Task, row: Row, dataset_dir: Path, options: RunOptions) -> tuple[list[Part], dict[str, Any]]:
+    """The media parts the model sees for `row` and a JSON-able record of them."""
     spec, modality = task.media, options.modality
     parts: list[Part] = []
     seen: dict[str, Any] = {}
@@ -104,5 +104,10 @@ def prepare(task: Task, row: Row, dataset_dir: Path, options: RunOptions) -> tup
         part, seen["image"] = _image(path, blank=modality == "blank")
         seen["image"]["path"] = row[spec.image]
         parts.append(part)
-    parts.append(TextPart(task.prompt(row)))
-    return [Message(role="user", content=parts)], seen
+    return parts, seen
+
+
+def prepare(task: Task, row: Row, dataset_dir: Path, options: RunOptions) -> tuple[list[Message], dict[str, Any]]:
+    """The conversation for `row` and a JSON-able record of the media it contains."""
+    parts, seen = media_parts(task, row, dataset_dir, options)
+    return [Message(role="user", content=[*parts, TextPart(task.prompt(row))])], seen

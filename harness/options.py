@@ -66,6 +66,29 @@ def parse_gen_kwargs(text: str | None) -> dict[str, Any]:
     return check_gen_kwargs(parse_kv(text, "--gen-kwargs"))
 
 
+def check_helpers(helpers: Any) -> dict[str, dict[str, Any]]:
+    """`--helper ROLE ARGS` pairs (or a YAML mapping role -> "k=v,..." or role -> mapping) as role -> args;
+    ConfigError naming the role otherwise."""
+    if isinstance(helpers, (list, tuple)):
+        pairs = [tuple(pair) for pair in helpers]
+        roles = [role for role, _ in pairs]
+        twice = sorted({role for role in roles if roles.count(role) > 1})
+        if twice:
+            raise ConfigError(f"--helper: role(s) {', '.join(twice)} given twice")
+        helpers = dict(pairs)
+    if not isinstance(helpers, dict):
+        raise ConfigError(f"--helper: expected ROLE ARGS pairs (or a mapping in --config); got {helpers!r}")
+    checked = {}
+    for role, args in helpers.items():
+        if role == "target" or not str(role).isidentifier():
+            raise ConfigError(f"--helper {role}: a role is a name such as verifier or judge (not 'target': that is --model)")
+        args = parse_kv(args, f"--helper {role}") if isinstance(args, str) else args
+        if not isinstance(args, dict):
+            raise ConfigError(f"--helper {role}: expected adapter arguments such as \"adapter=hf,pretrained=PATH\"")
+        checked[str(role)] = dict(args)
+    return checked
+
+
 def read_yaml_options(path: Path) -> dict[str, Any]:
     """The option mapping of a `--config` YAML file, dashes in keys made underscores; ConfigError naming the file."""
     import yaml
@@ -99,6 +122,8 @@ class RunOptions:
     max_frames: int = 32
     device: str | None = None
     dtype: str | None = None
+    task_args: dict[str, Any] = field(default_factory=dict)  # multi-step programs' args and metric_args overrides
+    helpers: dict[str, dict[str, Any]] = field(default_factory=dict)  # role -> adapter args (adapter=hf|openai, ...)
 
     def __post_init__(self) -> None:
         if self.dtype is not None and self.dtype not in DTYPES:
@@ -119,6 +144,7 @@ class RunOptions:
         if self.num_samples is not None and self.num_samples < 0:
             raise ConfigError(f"--num-samples must be >= 0; got {self.num_samples}")
         check_gen_kwargs(self.gen_kwargs)
+        self.helpers = check_helpers(self.helpers)
         self.output_dir = Path(self.output_dir)
         self.data_dir = str(self.data_dir) if self.data_dir is not None else None
 

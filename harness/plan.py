@@ -2,16 +2,18 @@
 
 A sample's key hashes everything its output depends on (task, id, the prompt text, model fingerprint,
 generation settings, media options, seed), so a rerun recognises finished samples and a changed setting or
-an edited task prompt redoes them.
+an edited task prompt redoes them. A multi-step task's key also holds its version, its program args and the
+fingerprint of the model playing each helper role (its steps are keyed one by one in harness/program.py).
 """
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 from hallubench.benchmarks.task import Task
+from hallubench.errors import ConfigError
 from hallubench.harness.data import dataset_dir, load_rows
 from hallubench.harness.options import RunOptions
 from hallubench.harness.sharding import sample_seed, stable_hash
@@ -27,6 +29,7 @@ class WorkItem:
     seed: int
     generation: GenerationSettings
     sample_generation: GenerationSettings | None
+    args: Mapping[str, Any] = field(default_factory=dict)  # a multi-step task's program args
 
     @property
     def id(self) -> str:
@@ -47,8 +50,47 @@ def effective_settings(task: Task, options: RunOptions) -> tuple[GenerationSetti
     return main, extra
 
 
-def plan(tasks: list[Task], data_dir: Path, options: RunOptions, fingerprint: str) -> tuple[list[WorkItem], dict[str, int]]:
-    """All work items in (task, id) order and each task's split size (without the rows it excludes)."""
+def _typed_like(default: Any, value: Any, where: str) -> Any:
+    """`value` if it has the type of the `default` it replaces (an integer is a valid float); ConfigError otherwise."""
+    if isinstance(default, float) and isinstance(value, int) and not isinstance(value, bool):
+        value = float(value)
+    if type(value) is not type(default):
+        raise ConfigError(f"{where}: expected {type(default).__name__} like the default {default!r}; got {value!r}")
+    return value
+
+
+def task_arguments(task: Task, given: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The task's (program args, metric args): its defaults with the `--task-args` keys it has applied."""
+    program = dict(task.program.args) if task.program else {}
+    metric = dict(task.metric_args)
+    for key, value in given.items():
+        for values in (program, metric):
+            if key in values:
+                values[key] = _typed_like(values[key], value, f"--task-args {key} (task {task.name})")
+    return program, metric
+
+
+def check_task_args(tasks: list[Task], given: Mapping[str, Any]) -> None:
+    """ConfigError for a `--task-args` key no selected task takes, listing what each one takes."""
+    known = {task.name: {*task_arguments(task, {})[0], *task.metric_args} for task in tasks}
+    unknown = sorted(set(given) - set().union(*known.values()))
+    if unknown:
+        takes = "; ".join(f"{name}: {', '.join(sorted(keys)) or 'none'}" for name, keys in known.items())
+        raise ConfigError(f"--task-args: {', '.join(unknown)} is not an option of the selected tasks ({takes})")
+    for task in tasks:  # type errors, and settings the args make impossible (n=0), stop before anything loads
+        args = task_arguments(task, given)[0]
+        for step in task.program.steps if task.program else ():
+            try:
+                step.settings(args, task.generation)
+            except ValueError as err:
+                raise ConfigError(f"--task-args: task {task.name} step {step.name!r}: {err}") from None
+
+
+def plan(tasks: list[Task], data_dir: Path, options: RunOptions, fingerprint: str,
+         role_fingerprints: Mapping[str, Mapping[str, str | None]] | None = None) -> tuple[list[WorkItem], dict[str, int]]:
+    """All work items in (task, id) order and each task's split size (without the rows it excludes).
+    `role_fingerprints[task]` gives, for a multi-step task, the fingerprint of the model playing each helper
+    role (None: its steps are skipped)."""
     items: list[WorkItem] = []
     totals: dict[str, int] = {}
     for task in tasks:
@@ -60,10 +102,15 @@ def plan(tasks: list[Task], data_dir: Path, options: RunOptions, fingerprint: st
             rows = rows[:options.limit]
         main, extra = effective_settings(task, options)
         settings = (dataclasses.asdict(main), extra and dataclasses.asdict(extra))
+        args = task_arguments(task, options.task_args)[0]
+        # One-step keys stay as they were, so run folders made before multi-step tasks existed still resume.
+        program = () if task.program is None else \
+            (task.version, args, dict((role_fingerprints or {}).get(task.name, {})))
         for row in rows:
             sid = str(row["id"])
             key = stable_hash(task.name, sid, task.prompt(row), fingerprint, settings, options.media_options(),
-                              options.seed)[:32]
-            items.append(WorkItem(task, row, folder, key, sample_seed(options.seed, task.name, sid), main, extra))
+                              options.seed, *program)[:32]
+            items.append(WorkItem(task, row, folder, key, sample_seed(options.seed, task.name, sid), main, extra,
+                                  args))
     items.sort(key=lambda item: (item.task.name, item.id))
     return items, totals

@@ -12,7 +12,8 @@ from typing import Any
 
 from hallubench.errors import CorruptRecordError
 
-SCHEMA_VERSION = 2  # 2: the `schema` field itself; 1: records without it (same keys otherwise)
+# 3: `steps` (multi-step tasks); 2: the `schema` field itself; 1: records without it (same keys otherwise)
+SCHEMA_VERSION = 3
 
 
 @dataclass
@@ -25,7 +26,9 @@ class SampleRecord:
     duration}, audio {path, start, end, sr, muted}, image {path, size, blank}); outputs / samples: raw
     answer(s) and stochastic samples; parsed: the task parser's reading of outputs[0], the one scoring
     counts (None: unparseable); error: null or {type: "media"|"generation", class, message}, outputs then
-    empty; time_s: this sample's share of its batch's wall time."""
+    empty; time_s: this sample's share of its batch's wall time. steps (multi-step tasks, else null): step name ->
+    {key, model (role), model_fingerprint, generation, prompts [{text, history}], outputs (one list per prompt)};
+    `outputs` are then those of the program's answer step and `parsed` the task parser's reading of the record."""
 
     key: str
     task: str
@@ -45,6 +48,7 @@ class SampleRecord:
     parsed: Any = None
     error: dict[str, str] | None = None
     time_s: float | None = None
+    steps: dict[str, dict[str, Any]] | None = None
     schema: int = SCHEMA_VERSION
 
     def to_dict(self) -> dict[str, Any]:

@@ -42,6 +42,8 @@ def rescore(run_dir: Path, output_dir: Path | None = None) -> Results:
     run_info = RunInfo(options=old.run.options if old else {}, from_outputs=str(run_dir), started=started,
                        finished=utc_now(), duration_s=round(time.perf_counter() - t0, 3), torn_lines=contents.torn,
                        mini_data=old.run.mini_data if old else [])
-    results = Results(tasks=score(tasks, records, totals), model=model, run=run_info, environment=environment())
+    task_args = {t.name: old.tasks[t.name].task_args for t in tasks if old and t.name in old.tasks}
+    results = Results(tasks=score(tasks, records, totals, task_args), model=model, run=run_info,
+                      environment=environment())
     write_results(results, Path(output_dir) if output_dir else run_dir)
     return results

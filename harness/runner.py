@@ -28,7 +28,8 @@ from hallubench.harness.media import check_model_accepts, check_modality
 from hallubench.harness.options import RunOptions
 from hallubench.errors import ConfigError
 from hallubench.harness.plot import PLOT, plot_results
-from hallubench.harness.plan import WorkItem, plan
+from hallubench.harness.plan import WorkItem, check_task_args, plan
+from hallubench.harness.program import StepJournal, check_steps_accept, role_models, run_program_batch
 from hallubench.harness.results_schema import ModelInfo, Results, RunInfo
 from hallubench.harness.scoring import score_task
 from hallubench.harness.sharding import shard
@@ -59,30 +60,50 @@ def error_summary(records: list[dict[str, Any]]) -> str | None:
     return f"{len(failed)} of {len(records)} samples failed:\n  " + "\n  ".join(lines)
 
 
-def load_model(options: RunOptions, device: str):
+def load_model(options: RunOptions, device: str, flag: str = "--model"):
     """The ChatModel of `options.model` / `model_args` (a local adapter on `options.device`, else `device`);
-    ConfigError naming what is wrong before any weights load."""
+    ConfigError naming what is wrong before any weights load; `flag` names them in errors (a helper's is
+    --helper ROLE)."""
     from hallubench.models import MODELS, get_model, model_config
 
     if options.model is None:
         raise ConfigError("--model is required unless --from-outputs is given")
     if options.model not in MODELS:
-        raise ConfigError(f"--model {options.model!r}: not an adapter; choose one of {', '.join(sorted(MODELS))}")
+        raise ConfigError(f"{flag} {options.model!r}: not an adapter; choose one of {', '.join(sorted(MODELS))}")
     args = dict(options.model_args)
     if "pretrained" in args and "model" not in args:  # lm-eval's name for the checkpoint
         args["model"] = args.pop("pretrained")
     if "model" not in args:
-        raise ConfigError(f"--model {options.model}: --model-args needs pretrained=CHECKPOINT (a Hub id or folder)")
+        given = "--model-args" if flag == "--model" else "its arguments"
+        raise ConfigError(f"{flag} {options.model}: {given} needs pretrained=CHECKPOINT (a Hub id or folder)")
     if options.model in LOCAL_ADAPTERS:
         args.setdefault("device", options.device or device)
         args.setdefault("batch_size", options.batch_size)
         if options.dtype:
             args.setdefault("dtype", options.dtype)
-    args = model_config(options.model, args)  # unknown or missing keys: ConfigError before any weights load
+    # unknown or missing keys: ConfigError before any weights load
+    args = model_config(options.model, args, None if flag == "--model" else f"{flag} (the {options.model} adapter's)")
     try:
         return get_model(options.model, **args)
     except (OSError, ValueError) as err:  # no such checkpoint, bad dtype, missing API key, ...
-        raise ConfigError(f"--model {options.model}: cannot load {args['model']!r}: {err}") from err
+        raise ConfigError(f"{flag} {options.model}: cannot load {args['model']!r}: {err}") from err
+
+
+def _load_helpers(options: RunOptions, device: str) -> dict[str, Any]:
+    """The model of each `--helper` role: its `adapter` (default hf) with the rest as that adapter's --model-args."""
+    return {role: load_model(dataclasses.replace(options, model=args.get("adapter", "hf"),
+                                                  model_args={k: v for k, v in args.items() if k != "adapter"}),
+                              device, f"--helper {role}")
+            for role, args in options.helpers.items()}
+
+
+def check_helper_roles(tasks: list[Task], helpers: dict[str, Any]) -> None:
+    """ConfigError for a `--helper` role that no selected task's steps use, naming the roles they do use."""
+    used = set().union(*(task.program.roles for task in tasks if task.program))
+    unused = sorted(set(helpers) - used)
+    if unused:
+        raise ConfigError(f"--helper {', '.join(unused)}: no selected task has a step for that role (they use: "
+                          f"{', '.join(sorted(used)) or 'none'})")
 
 
 def resolve_tasks(names: list[str]) -> list[Task]:
@@ -118,11 +139,14 @@ def write_results(results: Results, out_dir: Path) -> Path:
     return out_dir / RESULTS
 
 
-def score(tasks: list[Task], records: list[dict[str, Any]], totals: dict[str, int]) -> dict[str, Any]:
+def score(tasks: list[Task], records: list[dict[str, Any]], totals: dict[str, int],
+          task_args: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
+    """Each task's result; `task_args[task]` are the `--task-args` it was run with."""
     by_task: dict[str, list[dict[str, Any]]] = {task.name: [] for task in tasks}
     for record in records:
         by_task[record["task"]].append(record)
-    return {task.name: score_task(task, by_task[task.name], totals[task.name]) for task in tasks}
+    return {task.name: score_task(task, by_task[task.name], totals[task.name], (task_args or {}).get(task.name))
+            for task in tasks}
 
 
 def run(options: RunOptions) -> Results | None:
@@ -135,6 +159,8 @@ def run(options: RunOptions) -> Results | None:
         raise ConfigError("--tasks is empty; give a comma-separated list of task names")
     for task in tasks:
         check_modality(task, options.modality)
+    check_task_args(tasks, options.task_args)
+    check_helper_roles(tasks, options.helpers)
     require_data_dir(options.data_dir)  # before any process waits on another
     accelerator = Accelerator()
     lock = _lock_run_folder(accelerator, options.output_dir)
@@ -173,9 +199,14 @@ def _run_locked(options: RunOptions, accelerator, tasks: list[Task], started: st
     with accelerator.main_process_first():
         data_dir = resolve_data_dir(options.data_dir)
         model = load_model(options, str(accelerator.device))
+        helpers = _load_helpers(options, str(accelerator.device))
+        roles = {task.name: role_models(task, model, helpers) for task in tasks if task.program}
         for task in tasks:
             check_model_accepts(task, options.modality, model.name, model.accepts)
-        items, totals = plan(tasks, data_dir, options, model.fingerprint)
+            if task.program:
+                check_steps_accept(task, options.modality, roles[task.name])
+        fingerprints = {name: {role: m and m.fingerprint for role, m in models.items()} for name, models in roles.items()}
+        items, totals = plan(tasks, data_dir, options, model.fingerprint, fingerprints)
     run_dir = options.output_dir
     initial = store.read_store(run_dir) if run_dir.exists() else store.StoreContents()
     if initial.torn and accelerator.is_main_process:
@@ -187,6 +218,7 @@ def _run_locked(options: RunOptions, accelerator, tasks: list[Task], started: st
               "settings (model, generation, media options, seed or prompt); they stay beside the new ones, but "
               "`--from-outputs`, `hallubench rank` and `publish` need one setting per folder: use a new --output-dir")
     finished = initial.finished()
+    journal = StepJournal(run_dir, accelerator.process_index)
     accelerator.wait_for_everyone()  # everyone has read the folder before any writer trims a torn tail
     # Whole batches are dealt out, so a batch holds the same samples whatever the process count.
     batches = list(_batches([item for item in items if item.key not in finished], options.batch_size))
@@ -196,16 +228,21 @@ def _run_locked(options: RunOptions, accelerator, tasks: list[Task], started: st
     bar = tqdm(total=generated_here, desc="hallubench run", unit="sample", disable=not accelerator.is_main_process)
     t_gen = time.perf_counter()
     for batch in mine:
-        for record in run_batch(model, batch, options):
+        records = run_program_batch(model, helpers, batch, options, journal) if batch[0].task.program \
+            else run_batch(model, batch, options)
+        for record in records:
             writer.append(record)
         bar.update(len(batch))
     bar.close()
     writer.close()
+    journal.close()
     done = gather_object([{"rank": accelerator.process_index, "generated": generated_here}])
     generation_s = time.perf_counter() - t_gen
     accelerator.wait_for_everyone()
     results = None
     if accelerator.is_main_process:
+        if any(task.program for task in tasks):
+            store.merge(run_dir, store.STEPS)
         contents = store.merge(run_dir)
         lost = [item.key for item in items if item.key not in contents.records]
         if lost:
@@ -219,7 +256,8 @@ def _run_locked(options: RunOptions, accelerator, tasks: list[Task], started: st
                            samples_per_s=round(generated / generation_s, 4) if generated else None,
                            torn_lines=sorted(set(initial.torn + contents.torn)),
                            mini_data=mini_tasks(data_dir, tasks))
-        results = Results(tasks=score(tasks, records, totals), run=run_info, environment=environment(),
+        results = Results(tasks=score(tasks, records, totals, {task.name: options.task_args for task in tasks}),
+                          run=run_info, environment=environment(),
                           model=ModelInfo(name=options.model, args=_options_dict(options)["model_args"],
                                           fingerprint=model.fingerprint))
         write_results(results, run_dir)

@@ -4,7 +4,9 @@ Works from sample records alone, so `--from-outputs` re-scores a run folder with
 metric gets the raw outputs of the samples without errors (metrics parse them with the same parser
 the harness logs, and count unparseable outputs as wrong); errors and unparseable outputs are counted
 per task and per group. Every fraction metric gets `<name>_stderr` beside it (harness/uncertainty.py says
-how), and each task its version and each metric's direction (`higher_is_better`).
+how), and each task its version and each metric's direction (`higher_is_better`). A multi-step task may feed its
+metric other per-item arguments than the outputs (`Task.score_inputs`, e.g. SAC3's judge strings) and report a
+summary of its output (`Task.summarize`); the metric args are the task's with the run's `--task-args` applied.
 """
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ from typing import Any
 
 from hallubench.benchmarks import get_parser
 from hallubench.benchmarks.task import Task
+from hallubench.harness.plan import task_arguments
 from hallubench.harness.results_schema import GroupResult, TaskResult
 from hallubench.harness.uncertainty import METHOD, STDERR, bootstrap_stderr, fractions
 from hallubench.registry import METRICS
@@ -39,12 +42,19 @@ def _plain(value: Any) -> Any:
     return value.tolist() if hasattr(value, "tolist") else value
 
 
+def parse_record(task: Task, record: dict[str, Any]) -> Any:
+    """The task parser's reading of a record without error: of its answer text (with the task's metric_inputs),
+    or, for a multi-step task, of the whole record (its steps)."""
+    parse = get_parser(task.parser)
+    if task.program is not None:
+        return parse(record)
+    return parse(record["outputs"][0], **(record.get("metric_inputs") or {}))
+
+
 def parse_records(task: Task, records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """`records` with `parsed` set again from their stored outputs by the task's parser (for re-scoring, where
     the parser may have changed since generation); generation stores the same reading the first time."""
-    parse = get_parser(task.parser)
-    return [{**r, "parsed": parse(r["outputs"][0], **(r.get("metric_inputs") or {}))} if r.get("error") is None
-            else r for r in records]
+    return [{**r, "parsed": parse_record(task, r)} if r.get("error") is None else r for r in records]
 
 
 def _counts(records: list[dict[str, Any]], into: GroupResult) -> list[dict[str, Any]]:
@@ -64,13 +74,15 @@ def group_names(record: dict[str, Any]) -> list[str]:
 
 def _per_item_kwargs(task: Task, ok: list[dict[str, Any]]) -> dict[str, Any]:
     """The metric arguments with one value per scored item (`groups` a dict of such lists)."""
-    kwargs: dict[str, Any] = {"predictions": [r["outputs"][0] for r in ok], "references": [r["reference"] for r in ok]}
+    kwargs: dict[str, Any] = {} if task.score_inputs else \
+        {"predictions": [r["outputs"][0] for r in ok], "references": [r["reference"] for r in ok]}
     if task.group is not None:
         names = [group_names(r) for r in ok]
         kwargs["groups"] = {str(level): [n[level] for n in names] for level in range(len(names[0]))}
     per_item: dict[str, list[Any]] = defaultdict(list)
     for record in ok:
-        for name, value in (record.get("metric_inputs") or {}).items():
+        inputs = task.score_inputs(record) if task.score_inputs else record.get("metric_inputs") or {}
+        for name, value in inputs.items():
             per_item[name].append(value)
     # An argument some items lack (None) is left out for all: the metric then uses its fallback.
     kwargs.update({name: values for name, values in per_item.items() if None not in values})
@@ -81,12 +93,15 @@ def _values(output: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in _plain(output).items() if k not in _NOT_METRICS}
 
 
-def score_task(task: Task, records: list[dict[str, Any]], n_total: int) -> TaskResult:
-    """TaskResult of `task` from its sample records, with per-group counts and metrics."""
+def score_task(task: Task, records: list[dict[str, Any]], n_total: int,
+               task_args: dict[str, Any] | None = None) -> TaskResult:
+    """TaskResult of `task` from its sample records, with per-group counts and metrics; `task_args` are the run's
+    `--task-args` (the metric args among them replace the task's)."""
     records = sorted(records, key=lambda r: str(r["id"]))
+    program_args, metric_args = task_arguments(task, task_args or {})
     result = TaskResult(task=task.name, benchmark=task.benchmark, config=task.config, split=task.split,
                         source=task.source, parser=task.parser, metric=task.metric, scored_by=task.scored_by,
-                        n_total=n_total, version=task.version)
+                        n_total=n_total, version=task.version, task_args={**program_args, **metric_args})
     if records:
         result.generation = records[0]["generation"]
         result.sample_generation = records[0].get("sample_generation")
@@ -99,12 +114,15 @@ def score_task(task: Task, records: list[dict[str, Any]], n_total: int) -> TaskR
         for name in sorted(by_group):
             result.groups[name] = GroupResult()
             _counts(by_group[name], result.groups[name])
+    if task.score_inputs is not None:  # the metric takes what the parser could read; the rest is counted unparsed
+        ok = [r for r in ok if r.get("parsed") is not None]
     if task.metric is not None and ok:
         metric, per_item = load_metric(task.metric), _per_item_kwargs(task, ok)
-        output = metric.compute(**per_item, **task.metric_args)
+        summarize = task.summarize or (lambda out: out)
+        output = summarize(metric.compute(**per_item, **metric_args))
         # The bootstrap calls the metric's pure `_compute`: `compute` would round-trip every resample through Arrow.
-        stderr, group_stderr = bootstrap_stderr(metric._compute, per_item, dict(task.metric_args),
-                                                [tuple(group_names(r)) for r in ok], output,
+        stderr, group_stderr = bootstrap_stderr(lambda **kwargs: summarize(metric._compute(**kwargs)), per_item,
+                                                metric_args, [tuple(group_names(r)) for r in ok], output,
                                                 progress=f"stderr of {task.name}")
         result.metrics = _with_stderr(_values(output), stderr)
         for breakdown in output.get("by_group", {}).values():

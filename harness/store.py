@@ -6,7 +6,9 @@ and removes the rank files. A torn last line (a write cut by kill -9) is skipped
 line anywhere else is an error naming the file and line.
 
 A record is one JSON line, a `SampleRecord` (harness/records.py, with its schema version); reading
-checks every line (`check_record`).
+checks every line (`check_record`). Multi-step tasks also journal each finished step of each item the same
+way, in `steps_rank<k>.jsonl` merged into `steps.jsonl` (`kind=STEPS`), so a rerun resumes at the first
+unfinished step (harness/program.py).
 """
 from __future__ import annotations
 
@@ -19,12 +21,13 @@ from typing import Any
 from hallubench.errors import ConfigError, CorruptRecordError
 from hallubench.harness.records import check_record
 
-MERGED = "samples.jsonl"
-RANK_GLOB = "samples_rank*.jsonl"
+SAMPLES, STEPS = "samples", "steps"  # the two kinds of record files: one record per sample, per finished step
+MERGED = f"{SAMPLES}.jsonl"
+RANK_GLOB = f"{SAMPLES}_rank*.jsonl"
 
 
-def rank_file(run_dir: Path, rank: int) -> Path:
-    return Path(run_dir) / f"samples_rank{rank}.jsonl"
+def rank_file(run_dir: Path, rank: int, kind: str = SAMPLES) -> Path:
+    return Path(run_dir) / f"{kind}_rank{rank}.jsonl"
 
 
 @dataclass
@@ -65,12 +68,13 @@ def _prefer(old: dict[str, Any] | None, new: dict[str, Any]) -> dict[str, Any]:
     return new
 
 
-def read_store(run_dir: Path) -> StoreContents:
-    """Every record in the run folder (merged file first, then rank files), one per key."""
+def read_store(run_dir: Path, kind: str = SAMPLES) -> StoreContents:
+    """Every record of `kind` in the run folder (merged file first, then rank files), one per key."""
     contents = StoreContents()
     run_dir = Path(run_dir)
-    paths = [run_dir / MERGED] if (run_dir / MERGED).exists() else []
-    paths += sorted(run_dir.glob(RANK_GLOB))
+    merged = run_dir / f"{kind}.jsonl"
+    paths = [merged] if merged.exists() else []
+    paths += sorted(run_dir.glob(f"{kind}_rank*.jsonl"))
     for path in paths:
         records, torn = read_jsonl(path)
         if torn:
@@ -123,17 +127,18 @@ def sort_key(record: dict[str, Any]) -> tuple[str, str, str]:
     return record["task"], str(record["id"]), record["key"]
 
 
-def merge(run_dir: Path) -> StoreContents:
-    """Write all records into `samples.jsonl` sorted by (task, id) atomically, then drop rank files."""
+def merge(run_dir: Path, kind: str = SAMPLES) -> StoreContents:
+    """Write all records of `kind` into `<kind>.jsonl` sorted by (task, id) atomically, then drop its rank files."""
     run_dir = Path(run_dir)
-    contents = read_store(run_dir)
-    tmp = run_dir / (MERGED + ".tmp")
+    contents = read_store(run_dir, kind)
+    merged = run_dir / f"{kind}.jsonl"
+    tmp = merged.with_name(merged.name + ".tmp")
     with open(tmp, "wb") as handle:
         for record in sorted(contents.records.values(), key=sort_key):
             handle.write(json.dumps(record, ensure_ascii=False).encode() + b"\n")
         handle.flush()
         os.fsync(handle.fileno())
-    os.replace(tmp, run_dir / MERGED)
-    for path in run_dir.glob(RANK_GLOB):
+    os.replace(tmp, merged)
+    for path in run_dir.glob(f"{kind}_rank*.jsonl"):
         path.unlink()
     return contents

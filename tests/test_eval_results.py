@@ -6,7 +6,9 @@ import yaml
 from huggingface_hub import parse_eval_result_entries
 from huggingface_hub.repocard import metadata_load
 
+from hallubench.benchmarks import get_task
 from hallubench.builders import build
+from hallubench.builders.eval_yaml import published_scores
 from hallubench.builders.mini import make_release
 from hallubench.publish.eval_results import eval_result_files
 from hallubench.harness.results_schema import Results, TaskResult
@@ -28,7 +30,11 @@ def test_build_writes_an_eval_yaml_whose_tasks_are_configs_of_the_card(tmp_path)
     folder = build("cmm", make_release("cmm", tmp_path / "release"), tmp_path / "cmm")
     spec = yaml.safe_load((folder / "eval.yaml").read_text())
     assert spec["evaluation_framework"] == "hallubench" and spec["name"] == "CMM (The Curse of Multi-Modalities)"
-    assert spec["tasks"] == [{"id": f"cmm_{s}", "config": "all", "split": "test"} for s in ("pa", "hr", "accuracy")]
+    cmm = [{"id": f"cmm_{s}", "config": "all", "split": "test"} for s in ("pa", "hr", "accuracy")]
+    # SAC3 run over CMM's probes (sac3_cmm) is a task of the benchmark too, with its detection scores
+    sac3 = [{"id": f"sac3_cmm_{s}", "config": "all", "split": "test"}
+            for s in published_scores(get_task("sac3_cmm").higher_is_better)]
+    assert spec["tasks"] == cmm + sac3 and "sac3_cmm_sac3_q_auroc" in {t["id"] for t in sac3}
     configs = {c["config_name"]: c for c in metadata_load(folder / "README.md")["configs"]}
     assert all(t["split"] in [f["split"] for f in configs[t["config"]]["data_files"]] for t in spec["tasks"])
     # a benchmark scored only by the CrossCheck ranking defines no task of its own

@@ -90,3 +90,25 @@ def test_table3_confidence_column_from_verbalized_probabilities(shared_data, nam
         scores = confidence_scores(data[key])
         # every item is hallucinated: accuracy is the share flagged (score above the 0.5 threshold)
         assert round(sum(s > 0.5 for s in scores) / len(scores) * 100, 1) == published, key
+
+
+@pytest.mark.parametrize("name, sc2, sac3_q", [("prime", 48.2, 93.2), ("senator", 29.6, 97.0)])
+def test_table3_through_the_sac3_tasks_scoring(shared_data, name, sc2, sac3_q):
+    """Records whose judge steps hold the released judge strings score to Table 3 through the task's own parser,
+    score_inputs and summary, as a run of `sac3_<name>` would."""
+    from hallubench.benchmarks import get_task
+    from hallubench.harness.scoring import parse_records, score_task
+
+    task = get_task(f"sac3_{name}")
+    data = load_set(shared_data, name)
+    records = []
+    for i, (own, perturbed) in enumerate(zip(data["self_judgments"], data["perturbed_judgments"])):
+        steps = {"judge_self": {"outputs": [[text] for text in own]},
+                 "judge_perturbed": {"outputs": [[text] for text in perturbed]},
+                 "equivalence": {"outputs": []}, "perturbed_answers": {"prompts": [{"text": "q"}] * len(perturbed)}}
+        records.append({"key": str(i), "task": task.name, "id": f"{name}-{i:04d}", "error": None, "outputs": ["a"],
+                        "reference": True, "steps": steps, "generation": {}})
+    result = score_task(task, parse_records(task, records), len(records))
+    assert result.n_scored == len(records) == 500
+    assert round(result.metrics["sc2_accuracy"] * 100, 1) == sc2
+    assert round(result.metrics["sac3_q_accuracy"] * 100, 1) == sac3_q
