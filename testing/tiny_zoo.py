@@ -4,9 +4,10 @@
 (`AutoProcessor`/`AutoTokenizer`, `AutoConfig`, the family's Auto model class): random weights (1 layer,
 hidden size 32, small vision/audio towers), a byte-level BPE tokenizer with the family's special tokens
 (`tiny_models.train_tokenizer`), the family's real image/video processors and feature extractors set to
-small sizes, and a chat template in the family's style that takes the content types it accepts.
-`ZOO_SPECS[family]` says which Auto class loads it and which media it takes. Built seeded, so the same
-family and seed give the same weights. See tiny_models.py for the five kinds the hf adapter has today.
+small sizes, and a chat template in the family's style that takes the content types it accepts (Voxtral:
+mistral_common's tokenizer renders the chat itself). `ZOO_SPECS[family]` says which Auto class loads it, which
+media it takes and which extra packages it needs. Built seeded, so the same family and seed give the same
+weights. See tiny_models.py for the five kinds the hf adapter has today.
 """
 from __future__ import annotations
 
@@ -36,6 +37,9 @@ class ZooSpec:
     media: tuple[str, ...]  # of "image", "video", "audio"; () for a text-only LM
     build: Callable[[Path], None]
     requires: tuple[str, ...] = ()
+    # The processor takes media only inside the conversation (apply_chat_template with {"type": "audio",
+    # "base64": ...} parts, tokenize=True), not as processor(audio=...) arrays: Voxtral.
+    media_in_conversation: bool = False
 
 
 def _template(media: dict[str, str], turns: dict[str, tuple[str, str]], generation: str, start: str = "") -> str:
@@ -419,6 +423,52 @@ def _build_audioflamingo3(out: Path) -> None:
     save_checkpoint(AudioFlamingo3ForConditionalGeneration(config), processor, out)
 
 
+# Mistral's control tokens at their tekken ranks (Voxtral's processor hard-codes [AUDIO] = 24).
+_TEKKEN_CONTROL = {**dict(enumerate(["<unk>", "<s>", "</s>", "[INST]", "[/INST]", "[AVAILABLE_TOOLS]",
+                                     "[/AVAILABLE_TOOLS]", "[TOOL_RESULTS]", "[/TOOL_RESULTS]", "[TOOL_CALLS]", "[IMG]",
+                                     "<pad>", "[IMG_BREAK]", "[IMG_END]", "[PREFIX]", "[MIDDLE]", "[SUFFIX]",
+                                     "[SYSTEM_PROMPT]", "[/SYSTEM_PROMPT]", "[TOOL_CONTENT]"])),
+                   24: "[AUDIO]", 25: "[BEGIN_AUDIO]", 32: "[ARGS]", 33: "[CALL_ID]", 34: "[TRANSCRIBE]"}
+
+
+def _write_tekken(path: Path, num_special: int = 40) -> None:
+    """A mistral_common tekken tokenizer file: the 256 bytes as the whole vocabulary, Mistral's control tokens, and
+    Voxtral's audio settings (30 s chunks at 12.5 tokens per second)."""
+    import base64
+
+    special = [{"rank": i, "token_str": _TEKKEN_CONTROL.get(i, f"<SPECIAL_{i}>"), "is_control": True}
+               for i in range(num_special)]
+    vocab = [{"rank": i, "token_bytes": base64.b64encode(bytes([i])).decode(), "token_str": None} for i in range(256)]
+    pattern = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
+    path.write_text(json.dumps({
+        "config": {"pattern": pattern, "num_vocab_tokens": 256, "default_vocab_size": 256 + num_special,
+                   "default_num_special_tokens": num_special, "version": "v7"},
+        "vocab": vocab, "special_tokens": special,
+        "audio": {"sampling_rate": 16000, "frame_rate": 12.5, "chunk_length_s": 30.0,
+                  "audio_encoding_config": {"num_mel_bins": 128, "hop_length": 160, "window_size": 400}}}))
+
+
+def _build_voxtral(out: Path) -> None:
+    """Voxtral with a byte-level tekken tokenizer. Its tokenizer is mistral_common's (MistralCommonBackend), which
+    also renders the chat (no jinja template) and loads the audio of the conversation."""
+    from transformers import VoxtralConfig, VoxtralForConditionalGeneration, VoxtralProcessor, WhisperFeatureExtractor
+    from transformers.tokenization_mistral_common import MistralCommonBackend
+
+    out.mkdir(parents=True, exist_ok=True)
+    _write_tekken(out / "tekken.json")
+    tok = MistralCommonBackend(tokenizer_path=str(out / "tekken.json"))
+    config = VoxtralConfig(
+        text_config=dict(model_type="llama", vocab_size=len(tok), hidden_size=32, intermediate_size=64,
+                         num_hidden_layers=1, num_attention_heads=2, num_key_value_heads=1, head_dim=16,
+                         max_position_embeddings=2048, bos_token_id=1, eos_token_id=2, pad_token_id=11),
+        # The projector stacks 4 encoder frames: intermediate_size must be 4 x hidden_size.
+        audio_config=dict(hidden_size=32, intermediate_size=128, num_hidden_layers=1, num_attention_heads=2,
+                          num_mel_bins=128),
+        audio_token_id=24)
+    save_checkpoint(VoxtralForConditionalGeneration(config),
+                    VoxtralProcessor(feature_extractor=WhisperFeatureExtractor(feature_size=128), tokenizer=tok), out)
+
+
 ZOO_SPECS: dict[str, ZooSpec] = {
     "qwen3_vl": ZooSpec("AutoModelForImageTextToText", ("image", "video"), _build_qwen3_vl),
     "qwen3_omni": ZooSpec("AutoModelForMultimodalLM", ("image", "video", "audio"), _build_qwen3_omni),
@@ -433,6 +483,8 @@ ZOO_SPECS: dict[str, ZooSpec] = {
     "phi4_multimodal": ZooSpec("AutoModelForCausalLM", ("image", "audio"), _build_phi4_multimodal),
     "granite_speech": ZooSpec("AutoModelForMultimodalLM", ("audio",), _build_granite_speech, ("torchaudio",)),
     "audioflamingo3": ZooSpec("AutoModelForSeq2SeqLM", ("audio",), _build_audioflamingo3),
+    "voxtral": ZooSpec("AutoModelForMultimodalLM", ("audio",), _build_voxtral, ("mistral_common",),
+                       media_in_conversation=True),
     "llama": ZooSpec("AutoModelForCausalLM", (), _build_llama),
     "mistral": ZooSpec("AutoModelForCausalLM", (), _build_mistral),
     "qwen2": ZooSpec("AutoModelForCausalLM", (), _build_qwen2),

@@ -1,11 +1,15 @@
 """Every tiny zoo family (testing/tiny_zoo.py) loads with plain transformers and generates from its own media.
 
-Each case renders a conversation with the family's chat template, runs the real processor on random media, checks
-that the processor expanded the media placeholders, that the media reach the model (other pixels or samples give
-other logits), and that `generate` adds exactly the requested tokens. The weights are random: nothing is asserted
-about the text.
+Each case renders a conversation with the family's chat template, runs the real processor on random media (Voxtral:
+its tokenizer renders the turn and loads base64 audio from it), checks that the processor expanded the media
+placeholders, that the media reach the model (other pixels or samples give other logits), and that `generate` adds
+exactly the requested tokens. The weights are random: nothing is asserted about the text. Families whose extra
+package is missing skip, naming it (Granite Speech: torchaudio, none built for this torch; Voxtral: mistral_common,
+which wants numpy < 2.4).
 """
+import base64
 import hashlib
+import io
 import os
 from pathlib import Path
 
@@ -13,6 +17,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")  # before transformers is imported:
 
 import numpy as np
 import pytest
+import soundfile
 import torch
 import transformers
 from PIL import Image
@@ -61,8 +66,15 @@ def _render(processor, messages) -> str:
     return renderer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
 
 
-def _inputs(processor, media: tuple[str, ...], seed: int):
-    """Processor inputs for one user turn with `media` parts (random content from `seed`) and a question."""
+def _wav_base64(samples: np.ndarray, rate: int) -> str:
+    buffer = io.BytesIO()
+    soundfile.write(buffer, samples, rate, format="WAV")
+    return base64.b64encode(buffer.getvalue()).decode()
+
+
+def _inputs(family: str, processor, media: tuple[str, ...], seed: int):
+    """(processor inputs, token count of the same turn with unexpanded placeholders) for one user turn with
+    `media` parts (random content from `seed`) and a question."""
     rng = np.random.default_rng(seed)
     content, kwargs = [], {}
     for kind in media:
@@ -82,24 +94,31 @@ def _inputs(processor, media: tuple[str, ...], seed: int):
             kwargs.update(load_audio_from_video=True, audio_from_video_indices=[0])
         elif kind != "text":
             content.append({"type": kind})
-    messages = [{"role": "user", "content": [*content, {"type": "text", "text": "Is there a dog? Answer yes or no."}]}]
+    question = {"type": "text", "text": "Is there a dog? Answer yes or no."}
+    messages = [{"role": "user", "content": [*content, question]}]
     if media == ("text",):  # as a judge is prompted
         messages.insert(0, {"role": "system", "content": "You are a strict judge."})
+        prompt = _render(processor, messages)
+        inputs = processor([prompt], return_tensors="pt", add_special_tokens=False)
+        return inputs, inputs["input_ids"].shape[1]
+    if ZOO_SPECS[family].media_in_conversation:  # Voxtral: the tokenizer renders the turn and loads its audio
+        parts = [{"type": "audio", "base64": _wav_base64(samples, kwargs["audio_kwargs"]["sampling_rate"])}
+                 for samples in kwargs["audio"]]
+        inputs = processor.apply_chat_template([{"role": "user", "content": [*parts, question]}])
+        bare = processor.apply_chat_template([{"role": "user", "content": [question]}])
+        return inputs, bare["input_ids"].shape[1] + len(parts)
     prompt = _render(processor, messages)
-    if not media or media == ("text",):
-        return prompt, processor([prompt], return_tensors="pt", add_special_tokens=False)
-    return prompt, processor(text=[prompt], return_tensors="pt", **kwargs)
+    unexpanded = len(processor.tokenizer(prompt, add_special_tokens=False)["input_ids"])
+    return processor(text=[prompt], return_tensors="pt", **kwargs), unexpanded
 
 
 @pytest.mark.parametrize(("family", "media"), CASES, ids=["-".join((f, *m)) for f, m in CASES])
 def test_family_generates_from_its_media(zoo, family, media):
     model, processor = zoo(family)
-    prompt, inputs = _inputs(processor, media, seed=0)
-    tokenizer = getattr(processor, "tokenizer", processor)
-    prompt_length = len(tokenizer(prompt, add_special_tokens=False)["input_ids"])
+    inputs, unexpanded = _inputs(family, processor, media, seed=0)
     length = inputs["input_ids"].shape[1]
     if media != ("text",):
-        assert length > prompt_length, f"{family}: the processor did not expand the media placeholders"
+        assert length > unexpanded, f"{family}: the processor did not expand the media placeholders"
     extra = {"use_audio_in_video": True} if "soundtrack" in media else {}
 
     with torch.no_grad():
@@ -108,7 +127,7 @@ def test_family_generates_from_its_media(zoo, family, media):
         assert output.sequences.shape == (1, length + NEW_TOKENS)
         assert torch.equal(output.sequences[:, :length], inputs["input_ids"])
         if media != ("text",):
-            _, other = _inputs(processor, media, seed=1)
+            other, _ = _inputs(family, processor, media, seed=1)
             assert other["input_ids"].shape == inputs["input_ids"].shape
             other_logits = model(**other, **extra).logits[0, -1]
             assert not torch.allclose(output.logits[0][0], other_logits), f"{family}: other {media}, same logits"
