@@ -72,7 +72,7 @@ def _build_text_lm(out: Path, model_type: str, template: str, chat_tokens: tuple
     save_checkpoint(AutoModelForCausalLM.from_config(AutoConfig.for_model(model_type, **settings)), tok, out)
 
 
-def _build_llama(out: Path) -> None:
+def _build_llama3(out: Path) -> None:
     # Llama 3 instruct turn markup; the released template also adds a dated system turn, left out here.
     turns = {role: (f"<|start_header_id|>{role}<|end_header_id|>\n\n", "<|eot_id|>")
              for role in ("system", "user", "assistant")}
@@ -485,7 +485,7 @@ ZOO_SPECS: dict[str, ZooSpec] = {
     "audioflamingo3": ZooSpec("AutoModelForSeq2SeqLM", ("audio",), _build_audioflamingo3),
     "voxtral": ZooSpec("AutoModelForMultimodalLM", ("audio",), _build_voxtral, ("mistral_common",),
                        media_in_conversation=True),
-    "llama": ZooSpec("AutoModelForCausalLM", (), _build_llama),
+    "llama3": ZooSpec("AutoModelForCausalLM", (), _build_llama3),
     "mistral": ZooSpec("AutoModelForCausalLM", (), _build_mistral),
     "qwen2": ZooSpec("AutoModelForCausalLM", (), _build_qwen2),
     "qwen3": ZooSpec("AutoModelForCausalLM", (), _build_qwen3),
