@@ -61,8 +61,8 @@ _CORPUS = [
     "You are a helpful assistant.",
 ]
 # Qwen2-VL family names; the Omni family uses <|IMAGE|>/<|VIDEO|> and vision_bos/eos instead.
-_VL_TOKENS = {"image_token": "<|image_pad|>", "video_token": "<|video_pad|>",
-              "vision_start_token": "<|vision_start|>", "vision_end_token": "<|vision_end|>"}
+VL_TOKENS = {"image_token": "<|image_pad|>", "video_token": "<|video_pad|>",
+             "vision_start_token": "<|vision_start|>", "vision_end_token": "<|vision_end|>"}
 _OMNI_TOKENS = {"image_token": "<|IMAGE|>", "video_token": "<|VIDEO|>", "audio_token": "<|AUDIO|>",
                 "vision_bos_token": "<|vision_bos|>", "vision_eos_token": "<|vision_eos|>",
                 "audio_bos_token": "<|audio_bos|>", "audio_eos_token": "<|audio_eos|>"}
@@ -85,33 +85,36 @@ _TEMPLATE = (
 )
 
 
-def _template(image: str, video: str, audio: str) -> str:
+def qwen_chat_template(image: str, video: str, audio: str) -> str:
     return (_TEMPLATE.replace("IMAGE_PLACEHOLDER", image).replace("VIDEO_PLACEHOLDER", video)
             .replace("AUDIO_PLACEHOLDER", audio))
 
 
-def _tokenizer(named_tokens: dict[str, str]) -> PreTrainedTokenizerFast:
-    """Byte-level BPE over a few sentences, plus chat and media special tokens."""
-    specials = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", *named_tokens.values()]
+def train_tokenizer(named_tokens: dict[str, str], chat_tokens: tuple[str, ...] = ("<|endoftext|>", "<|im_start|>",
+                    "<|im_end|>"), eos_token: str = "<|im_end|>", pad_token: str = "<|endoftext|>",
+                    **token_roles: str) -> PreTrainedTokenizerFast:
+    """Byte-level BPE over a few sentences, plus chat and media special tokens (Qwen's chat tokens unless given);
+    `token_roles` names further roles such as bos_token."""
+    specials = [*chat_tokens, *named_tokens.values()]
     bpe = Tokenizer(models.BPE())
     bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     bpe.decoder = decoders.ByteLevel()
     trainer = trainers.BpeTrainer(vocab_size=400, special_tokens=specials,
                                   initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
     bpe.train_from_iterator(_CORPUS, trainer)
-    tok = PreTrainedTokenizerFast(tokenizer_object=bpe, eos_token="<|im_end|>", pad_token="<|endoftext|>",
-                                  extra_special_tokens=named_tokens)
+    tok = PreTrainedTokenizerFast(tokenizer_object=bpe, eos_token=eos_token, pad_token=pad_token,
+                                  extra_special_tokens=named_tokens, **token_roles)
     return tok
 
 
-def _text_config(tok: PreTrainedTokenizerFast, **extra) -> dict:
+def tiny_text_config(tok: PreTrainedTokenizerFast, **extra) -> dict:
     return dict(vocab_size=len(tok), hidden_size=32, intermediate_size=64, num_hidden_layers=1,
                 num_attention_heads=2, num_key_value_heads=1, max_position_embeddings=2048,
                 eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id, bos_token_id=None, **extra)
 
 
 # head_dim 16 -> 8 rotary frequencies split over (time, height, width).
-_MROPE = {"rope_type": "default", "rope_theta": 10000.0, "mrope_section": [2, 3, 3]}
+MROPE = {"rope_type": "default", "rope_theta": 10000.0, "mrope_section": [2, 3, 3]}
 # Small min/max pixels keep tiny clips at a few patches; the processors still run their real resize.
 _VISION_SIZE = {"shortest_edge": 56 * 56, "longest_edge": 112 * 112}
 
@@ -123,20 +126,20 @@ def _vision_processors():
 def _build_qwen_vl(out: Path, config_cls, model_cls, processor_cls, vision_config: dict,
                    generation: dict | None = None) -> None:
     """Qwen2-VL and Qwen2.5-VL share tokens, processors and template; only the vision tower differs."""
-    tok = _tokenizer(_VL_TOKENS)
-    ids = {k: tok.convert_tokens_to_ids(v) for k, v in _VL_TOKENS.items()}
+    tok = train_tokenizer(VL_TOKENS)
+    ids = {k: tok.convert_tokens_to_ids(v) for k, v in VL_TOKENS.items()}
     config = config_cls(
-        text_config=_text_config(tok, rope_parameters=_MROPE), vision_config=vision_config,
+        text_config=tiny_text_config(tok, rope_parameters=MROPE), vision_config=vision_config,
         image_token_id=ids["image_token"], video_token_id=ids["video_token"],
         vision_start_token_id=ids["vision_start_token"], vision_end_token_id=ids["vision_end_token"])
     image_proc, video_proc = _vision_processors()
     processor = processor_cls(image_processor=image_proc, tokenizer=tok, video_processor=video_proc,
-                              chat_template=_template("<|vision_start|><|image_pad|><|vision_end|>",
-                                                      "<|vision_start|><|video_pad|><|vision_end|>", ""))
+                              chat_template=qwen_chat_template("<|vision_start|><|image_pad|><|vision_end|>",
+                                                               "<|vision_start|><|video_pad|><|vision_end|>", ""))
     model = model_cls(config)
     for key, value in (generation or {}).items():
         setattr(model.generation_config, key, value)
-    _save(model, processor, out)
+    save_checkpoint(model, processor, out)
 
 
 def _build_qwen2_vl(out: Path) -> None:
@@ -153,10 +156,10 @@ def _build_qwen2_5_vl(out: Path) -> None:
 
 
 def _build_qwen2_5_omni(out: Path) -> None:
-    tok = _tokenizer(_OMNI_TOKENS)
+    tok = train_tokenizer(_OMNI_TOKENS)
     ids = {k: tok.convert_tokens_to_ids(v) for k, v in _OMNI_TOKENS.items()}
     config = Qwen2_5OmniThinkerConfig(
-        text_config=_text_config(tok, rope_parameters=_MROPE),
+        text_config=tiny_text_config(tok, rope_parameters=MROPE),
         vision_config=dict(depth=1, hidden_size=32, intermediate_size=64, num_heads=2, out_hidden_size=32,
                            fullatt_block_indexes=[0]),
         audio_config=dict(num_mel_bins=128, encoder_layers=1, encoder_attention_heads=2, encoder_ffn_dim=64,
@@ -169,31 +172,32 @@ def _build_qwen2_5_omni(out: Path) -> None:
     processor = Qwen2_5OmniProcessor(
         image_processor=image_proc, video_processor=video_proc,
         feature_extractor=WhisperFeatureExtractor(feature_size=128), tokenizer=tok,
-        chat_template=_template("<|vision_bos|><|IMAGE|><|vision_eos|>", "<|vision_bos|><|VIDEO|><|vision_eos|>",
-                                "<|audio_bos|><|AUDIO|><|audio_eos|>"))
-    _save(Qwen2_5OmniThinkerForConditionalGeneration(config), processor, out)
+        chat_template=qwen_chat_template("<|vision_bos|><|IMAGE|><|vision_eos|>",
+                                         "<|vision_bos|><|VIDEO|><|vision_eos|>",
+                                         "<|audio_bos|><|AUDIO|><|audio_eos|>"))
+    save_checkpoint(Qwen2_5OmniThinkerForConditionalGeneration(config), processor, out)
 
 
 def _build_qwen2_audio(out: Path) -> None:
-    tok = _tokenizer(_AUDIO_TOKENS)
+    tok = train_tokenizer(_AUDIO_TOKENS)
     config = Qwen2AudioConfig(
-        text_config=dict(model_type="qwen2", **_text_config(tok)),
+        text_config=dict(model_type="qwen2", **tiny_text_config(tok)),
         audio_config=dict(num_mel_bins=128, encoder_layers=1, encoder_attention_heads=2, encoder_ffn_dim=64,
                           d_model=32),
         audio_token_index=tok.convert_tokens_to_ids("<|AUDIO|>"))
     processor = Qwen2AudioProcessor(
         feature_extractor=WhisperFeatureExtractor(feature_size=128), tokenizer=tok,
-        chat_template=_template("", "", "Audio: <|audio_bos|><|AUDIO|><|audio_eos|>\n"))
-    _save(Qwen2AudioForConditionalGeneration(config), processor, out)
+        chat_template=qwen_chat_template("", "", "Audio: <|audio_bos|><|AUDIO|><|audio_eos|>\n"))
+    save_checkpoint(Qwen2AudioForConditionalGeneration(config), processor, out)
 
 
 def _build_llava_onevision(out: Path) -> None:
     tokens = {"image_token": "<image>", "video_token": "<video>"}
-    tok = _tokenizer(tokens)
+    tok = train_tokenizer(tokens)
     # 28 px SigLIP with 14 px patches: 4 tokens per image tile, 1 per video frame after 2x2 pooling.
     pinpoints = [[28, 28], [28, 56], [56, 28], [56, 56]]
     config = LlavaOnevisionConfig(
-        text_config=dict(model_type="qwen2", **_text_config(tok)),
+        text_config=dict(model_type="qwen2", **tiny_text_config(tok)),
         vision_config=dict(model_type="siglip_vision_model", hidden_size=32, intermediate_size=64,
                            num_hidden_layers=1, num_attention_heads=2, image_size=28, patch_size=14),
         image_token_index=tok.convert_tokens_to_ids("<image>"), video_token_index=tok.convert_tokens_to_ids("<video>"),
@@ -202,29 +206,29 @@ def _build_llava_onevision(out: Path) -> None:
         image_processor=LlavaOnevisionImageProcessor(size={"height": 28, "width": 28}, image_grid_pinpoints=pinpoints),
         video_processor=LlavaOnevisionVideoProcessor(size={"height": 28, "width": 28}),
         tokenizer=tok, num_image_tokens=4, vision_feature_select_strategy="full",
-        chat_template=_template("<image>", "<video>", ""))
-    _save(LlavaOnevisionForConditionalGeneration(config), processor, out)
+        chat_template=qwen_chat_template("<image>", "<video>", ""))
+    save_checkpoint(LlavaOnevisionForConditionalGeneration(config), processor, out)
 
 
 def _build_llava(out: Path) -> None:
-    tok = _tokenizer({"image_token": "<image>"})
+    tok = train_tokenizer({"image_token": "<image>"})
     # 28 px SigLIP (no CLS token) with 14 px patches: 4 tokens per image.
     config = LlavaConfig(
-        text_config=dict(model_type="llama", **_text_config(tok)),
+        text_config=dict(model_type="llama", **tiny_text_config(tok)),
         vision_config=dict(model_type="siglip_vision_model", hidden_size=32, intermediate_size=64,
                            num_hidden_layers=1, num_attention_heads=2, image_size=28, patch_size=14),
         image_token_index=tok.convert_tokens_to_ids("<image>"), vision_feature_select_strategy="full")
     processor = LlavaProcessor(
         image_processor=SiglipImageProcessor(size={"height": 28, "width": 28}), tokenizer=tok, patch_size=14,
         num_additional_image_tokens=0, vision_feature_select_strategy="full",
-        chat_template=_template("<image>", "", ""))
-    _save(LlavaForConditionalGeneration(config), processor, out)
+        chat_template=qwen_chat_template("<image>", "", ""))
+    save_checkpoint(LlavaForConditionalGeneration(config), processor, out)
 
 
 def _build_llama(out: Path) -> None:
-    tok = _tokenizer({})
-    tok.chat_template = _template("", "", "")
-    _save(LlamaForCausalLM(LlamaConfig(**_text_config(tok))), tok, out)
+    tok = train_tokenizer({})
+    tok.chat_template = qwen_chat_template("", "", "")
+    save_checkpoint(LlamaForCausalLM(LlamaConfig(**tiny_text_config(tok))), tok, out)
 
 
 _BUILDERS = {"qwen2_5_omni": _build_qwen2_5_omni, "qwen2_vl": _build_qwen2_vl, "qwen2_audio": _build_qwen2_audio,
@@ -232,7 +236,7 @@ _BUILDERS = {"qwen2_5_omni": _build_qwen2_5_omni, "qwen2_vl": _build_qwen2_vl, "
              "llama": _build_llama}
 
 
-def _save(model, processor, out: Path) -> None:
+def save_checkpoint(model, processor, out: Path) -> None:
     tokenizer = getattr(processor, "tokenizer", processor)  # a text LM's "processor" is its tokenizer
     model.generation_config.eos_token_id = tokenizer.eos_token_id
     model.generation_config.pad_token_id = tokenizer.pad_token_id
