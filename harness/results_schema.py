@@ -9,8 +9,8 @@ Layout (all keys always present; lm-eval's `results` / `config` / `n-samples` sp
   followed by its standard error `<name>_stderr` as in lm-evaluation-harness) and `groups` (group ->
   GroupResult with the same counts and metrics); `version` (the task's, bumped when its prompt or scoring
   change), `stderr_method` and `higher_is_better` (metric -> true, false, or null where neither direction
-  is better); `task_args`: the
-  task's program and metric args as the run set them (`--task-args`; empty for tasks that take none).
+  is better); `task_args`: the task's program and metric args as the run set them (`--task-args`; empty
+  for tasks that take none).
 - `model`: adapter name, model args, fingerprint.
 - `run`: options that shaped the run, process count and torch threads per process (CPU outputs are
   bit-identical across process counts only at equal threads per process), timings and throughput, and
