@@ -11,10 +11,12 @@ asked as "[Option]. [Hallucination Type]" behind the Direct prompt's "Final Answ
 parser reads both). The repository publishes only the Direct prompt; the trigger and answer format are
 as the paper's figure gives them, the figure's remaining wording could not be read from the sources we
 reached, so the rest is the authors' Direct text. It allows a longer answer for the reasoning.
-Scored by the `cchall` metric (accuracy / macro-F1) with a per-`dataset_source` breakdown.
+Scored by the `cchall` metric (accuracy / macro-F1) with a per-`dataset_source` breakdown. The paper's other
+strategies (SRO, VDGD, HalluciMAD) are multi-step tasks built on this module: benchmarks/cchall_strategies.py.
 """
 import re
 
+from hallubench.benchmarks.steps import Program
 from hallubench.benchmarks.task import MediaSpec, Row, Task
 from hallubench.models.protocol import GenerationSettings
 from hallubench.registry import register_parser, register_task
@@ -44,19 +46,21 @@ COT_OUTPUT_FORMAT = OUTPUT_FORMAT.replace("[Option Content]", "[Hallucination Ty
 _OPTION = re.compile(r"(?m)^\s*([A-D])[.)]\s*(.+?)\s*$")
 
 
-def _fill(row: Row) -> str:
+def task_text(row: Row) -> str:
+    """The authors' task text for one row: the type definitions, question, both answers and options (the Direct
+    prompt without its output format)."""
     return HEAD.format(question=row["question"], answer1=row["response1"], answer2=row["response2"],
                        choice=row["choice"])
 
 
 def direct_prompt(row: Row) -> str:
     """The authors' Direct prompt for one row."""
-    return _fill(row) + OUTPUT_FORMAT
+    return task_text(row) + OUTPUT_FORMAT
 
 
 def cot_prompt(row: Row) -> str:
     """The paper's CoT prompt (Figure 11): the task, "Let's think step by step!", then the answer format."""
-    return _fill(row) + COT_TRIGGER + COT_OUTPUT_FORMAT
+    return task_text(row) + COT_TRIGGER + COT_OUTPUT_FORMAT
 
 
 def metric_inputs(row: Row) -> dict:
@@ -75,7 +79,12 @@ def cchall_option(text: str, options: list[str] | None = None) -> str | None:
     return parse_cchall(text, options)
 
 
-def _task(name: str, prompt, max_new_tokens: int, version: int, demo: bool = False) -> Task:
+SOURCE = "Zhang et al. 2025, ACL, arXiv:2505.19108; github.com/BRZ911/CCHall README get_prompt"
+
+
+def cchall_task(name: str, prompt, max_new_tokens: int, version: int, demo: bool = False, *,
+                parser: str = "cchall_option", program: Program | None = None, source: str = SOURCE) -> Task:
+    """A CCHall task: `prompt(row)` (a multi-step task's record prompt), the image, the `cchall` metric."""
     return Task(
         name=name,
         benchmark="cchall",
@@ -83,7 +92,7 @@ def _task(name: str, prompt, max_new_tokens: int, version: int, demo: bool = Fal
         prompt=prompt,
         media=MediaSpec(image="image"),
         generation=GenerationSettings(max_new_tokens=max_new_tokens),
-        parser="cchall_option",
+        parser=parser,
         metric="cchall",
         reference=lambda row: row["label"],
         group=lambda row: row["dataset_source"],
@@ -91,9 +100,10 @@ def _task(name: str, prompt, max_new_tokens: int, version: int, demo: bool = Fal
         higher_is_better={"accuracy": True, "macro_f1": True},
         version=version,
         demo=demo,
-        source="Zhang et al. 2025, ACL, arXiv:2505.19108; github.com/BRZ911/CCHall README get_prompt",
+        source=source,
+        program=program,
     )
 
 
-register_task(_task("cchall", direct_prompt, 256, version=1, demo=True))
-register_task(_task("cchall_cot", cot_prompt, 1024, version=2))  # 2: the paper's Figure 11 prompt
+register_task(cchall_task("cchall", direct_prompt, 256, version=1, demo=True))
+register_task(cchall_task("cchall_cot", cot_prompt, 1024, version=2))  # 2: the paper's Figure 11 prompt
