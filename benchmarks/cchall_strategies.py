@@ -111,7 +111,10 @@ MAX_ROUNDS = 5
 
 @register_parser("cchall_final_answer")
 def final_answer(record: Mapping[str, Any]) -> str | None:
-    """The option of a strategy's final answer (the record's `outputs`), read as `cchall` reads it."""
+    """The option of a strategy's final answer (the record's `outputs`), read as `cchall` reads it; None (counted
+    unparsed) when the answer step sent nothing."""
+    if not record["outputs"]:
+        return None
     return cchall_option(record["outputs"][0], **(record["metric_inputs"] or {}))
 
 
