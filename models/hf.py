@@ -258,7 +258,14 @@ class HFChatModel:
             kwargs.update(audio_from_video_kwargs(self.processor, audio_sources, kwargs["videos_kwargs"]))
         inputs = self.processor(**kwargs)
         set_seconds_per_grid(inputs, fps, self.processor, self.family.seconds_per_grid if self.family else None)
-        return inputs.to(self.model.device)
+        inputs = inputs.to(self.model.device)
+        # Media features (pixel and audio arrays) in the weights' dtype: some encoders do not cast them (Audio
+        # Flamingo 3's audio tower in bf16 fails on float32 features). 1-D floats such as seconds per grid stay
+        # in float32: they feed the rotary positions.
+        for key, value in inputs.items():
+            if torch.is_floating_point(value) and value.dim() > 1:
+                inputs[key] = value.to(self.model.dtype)
+        return inputs
 
     def _text_kwargs(self) -> dict[str, Any]:
         return {"padding": True, "add_special_tokens": not self._templated, **self.processor_kwargs.get("text_kwargs", {})}
