@@ -202,12 +202,15 @@ class HFChatModel:
 
     def prepare(self, conversations: list[Conversation]) -> dict[str, Any]:
         """Processor inputs (tensors on the model device) for one batch of conversations."""
-        texts, images, videos, metadata, fps, audio = [], [], [], [], [], []
+        texts, videos, metadata, fps, audio = [], [], [], [], []
         audio_sources: list[int | None] = []  # per audio slot: index of the video it belongs to, or None
         sampling_rate = getattr(sub_processor(self.processor, "audio"), "sampling_rate", None)
         frames_as_images = self.family is not None and self.family.video == "images"
+        per_prompt: list[list[Image.Image]] = []  # the images of each prompt (Idefics3/Gemma 3 count them per prompt)
         for conversation in conversations:
             messages = []
+            images = []
+            per_prompt.append(images)
             for message in conversation:
                 content = []
                 for part, soundtrack in with_soundtracks(message.content, self.use_audio_in_video):
@@ -245,8 +248,8 @@ class HFChatModel:
             kwargs.update(text_kwargs)
         else:
             kwargs["text_kwargs"] = text_kwargs
-        if images:
-            kwargs["images"] = images
+        if any(per_prompt):
+            kwargs["images"] = per_prompt
         if videos:
             kwargs["videos"] = videos
             kwargs["videos_kwargs"] = {"do_sample_frames": False, "video_metadata": metadata,
