@@ -21,7 +21,7 @@ def _families(resolve: bool) -> list[dict[str, Any]]:
                      "video_as": ("frames" if family.video == "video" else "images") if "video" in family.modalities
                      else None,
                      "arguments": list(family.arguments), "remote_code": family.remote_code,
-                     "tested_with_tiny": family.tiny, "unsupported": family.unsupported,
+                     "tested_with_tiny": family.tiny, "untested": family.untested, "unsupported": family.unsupported,
                      "notes": family.notes, "docs": family.docs})
     return rows
 
@@ -53,7 +53,7 @@ def _print(families: list[dict[str, Any]], adapters: dict[str, list[dict[str, An
                  for kind in family["modalities"]]
         rows.append([family["name"], ", ".join(family["model_types"]), ", ".join(takes),
                      "REFUSED" if family["unsupported"] else family["auto_class"] or AUTO,
-                     ", ".join(family["arguments"]) or "-", family["tested_with_tiny"] or "untested"])
+                     ", ".join(family["arguments"]) or "-", family["tested_with_tiny"] or "untested (see notes)"])
     print(f"{len(families)} model families (--model hf); any other model_type that transformers' "
           "AutoModelForMultimodalLM, AutoModelForImageTextToText or AutoModelForCausalLM loads works too.\n")
     print(_table(rows))
@@ -61,7 +61,8 @@ def _print(families: list[dict[str, Any]], adapters: dict[str, list[dict[str, An
     for family in families:
         note = family["unsupported"] or family["notes"]
         remote = " Some released checkpoints need trust_remote_code=true." if family["remote_code"] else ""
-        print(f"- {family['name']}: {note}{remote} {family['docs']}".replace("  ", " "))
+        untested = f" Untested here: {family['untested']}." if family["untested"] else ""
+        print(f"- {family['name']}: {note}{remote}{untested} {family['docs']}".replace("  ", " "))
     for name, fields in adapters.items():
         print(f"\n--model {name} --model-args (key=value,...):")
         print(_table([["key", "type", "default"]] + [

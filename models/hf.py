@@ -3,7 +3,9 @@ template, loaded with the Auto class its model_type maps to; the per-family diff
 models/families.py (`hallubench models` lists them).
 
 Prompts go through the processor's own chat template (`tokenize=False`), then one
-`processor(text=, images=, videos=, audio=)` call per batch. A text model without a chat template gets its
+`processor(text=, images=, videos=, audio=)` call per batch, images as one list per prompt (what transformers'
+own chat-template path passes). A family whose processor cannot mix media kinds in one call (`batch_by_media`:
+SmolVLM, Audio Flamingo 3) gets batches of one kind. A text model without a chat template gets its
 messages' text as a bare prompt (as the papers' judges were run).
 
 Media hand-off:
@@ -23,7 +25,7 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import torch
 from PIL import Image
@@ -174,19 +176,26 @@ class HFChatModel:
         interleaved = [self._interleaves(conv, i) for i, conv in enumerate(conversations)]
         texts: dict[int, str] = {}
         # Audio-in-video prompts get other position ids (a per-call flag), so they are batched apart.
-        for flag in (False, True):
-            rows = sorted((i for i in range(len(conversations)) if interleaved[i] == flag),
-                          key=lambda i: prompt_size(conversations[i]))
-            for start in range(0, len(rows), self.batch_size):
-                chunk = rows[start:start + self.batch_size]
-                try:
-                    outputs = self._generate_batch([conversations[i] for i in chunk], settings, flag)
-                except Exception as err:
-                    failed = sorted(chunk)
-                    raise GenerationError(f"{self.name}: generation failed for conversation(s) {failed}: {err}",
-                                          index=failed[0]) from err
-                texts.update(zip(chunk, outputs))
+        for chunk in self._batches(conversations, lambda i: interleaved[i]):
+            try:
+                outputs = self._generate_batch([conversations[i] for i in chunk], settings, interleaved[chunk[0]])
+            except Exception as err:
+                failed = sorted(chunk)
+                raise GenerationError(f"{self.name}: generation failed for conversation(s) {failed}: {err}",
+                                      index=failed[0]) from err
+            texts.update(zip(chunk, outputs))
         return [[texts[i]] * settings.n for i in range(len(conversations))]
+
+    def _batches(self, conversations: list[Conversation], group: Callable[[int], Any]) -> list[list[int]]:
+        """Conversation indices in batches of at most `batch_size`, shortest prompts together; conversations with
+        another `group(i)` (and, for a family that cannot mix them, other media kinds) never share a batch."""
+        apart = self.family is not None and self.family.batch_by_media
+        groups: dict[tuple, list[int]] = {}
+        for i in sorted(range(len(conversations)), key=lambda i: prompt_size(conversations[i])):
+            kinds = frozenset(PART_KINDS.get(type(part)) for message in conversations[i] for part in message.content)
+            groups.setdefault((group(i), kinds if apart else None), []).append(i)
+        return [rows[start:start + self.batch_size] for rows in groups.values()
+                for start in range(0, len(rows), self.batch_size)]
 
     def _interleaves(self, conversation: Conversation, index: int) -> bool:
         """True if this conversation's videos carry their soundtrack (use_audio_in_video); mixing is an error."""
@@ -202,15 +211,13 @@ class HFChatModel:
 
     def prepare(self, conversations: list[Conversation]) -> dict[str, Any]:
         """Processor inputs (tensors on the model device) for one batch of conversations."""
-        texts, videos, metadata, fps, audio = [], [], [], [], []
+        texts, images, videos, metadata, fps, audio = [], [], [], [], [], []
         audio_sources: list[int | None] = []  # per audio slot: index of the video it belongs to, or None
         sampling_rate = getattr(sub_processor(self.processor, "audio"), "sampling_rate", None)
         frames_as_images = self.family is not None and self.family.video == "images"
-        per_prompt: list[list[Image.Image]] = []  # the images of each prompt (Idefics3/Gemma 3 count them per prompt)
         for conversation in conversations:
+            images.append([])  # one list per prompt: how processors pair images with prompts in a batch
             messages = []
-            images = []
-            per_prompt.append(images)
             for message in conversation:
                 content = []
                 for part, soundtrack in with_soundtracks(message.content, self.use_audio_in_video):
@@ -219,10 +226,10 @@ class HFChatModel:
                         content.append({"type": "text", "text": part.text})
                     elif isinstance(part, ImagePart):
                         content.append({"type": "image"})
-                        images.append(part.image.convert("RGB"))
+                        images[-1].append(part.image.convert("RGB"))
                     elif isinstance(part, VideoPart) and frames_as_images:
                         content.extend({"type": "image"} for _ in part.frames)
-                        images.extend(Image.fromarray(frame) for frame in part.frames)
+                        images[-1].extend(Image.fromarray(frame) for frame in part.frames)
                     elif isinstance(part, VideoPart):
                         content.append({"type": "video"})
                         videos.append(part.frames)
@@ -248,8 +255,11 @@ class HFChatModel:
             kwargs.update(text_kwargs)
         else:
             kwargs["text_kwargs"] = text_kwargs
-        if any(per_prompt):
-            kwargs["images"] = per_prompt
+        if any(images):
+            # Nested per prompt (transformers' batched form): a flat list is split by each prompt's placeholder
+            # count by some processors, refused by Gemma 3's and SmolVLM's, and read by LLaVA-OneVision's as one
+            # image per prompt (anyres tiles for every image of a multi-image prompt).
+            kwargs["images"] = images
         if videos:
             kwargs["videos"] = videos
             kwargs["videos_kwargs"] = {"do_sample_frames": False, "video_metadata": metadata,
@@ -327,10 +337,8 @@ class HFChatModel:
                         if key not in ("text_kwargs", "padding")}
             tokens = self.tokenizer(prompts, **unpadded)["input_ids"]
             return first_token_probs(self.model, tokens, ids, self.batch_size, self.tokenizer.pad_token_id)
-        order = sorted(range(len(conversations)), key=lambda i: prompt_size(conversations[i]))
         probs: dict[int, list[float]] = {}
-        for start in range(0, len(order), self.batch_size):
-            chunk = order[start:start + self.batch_size]
+        for chunk in self._batches(conversations, lambda i: None):
             inputs = self.prepare([conversations[i] for i in chunk])
             output = self.model.generate(**inputs, **self.generate_kwargs, max_new_tokens=1, do_sample=False, num_beams=1, top_k=None,
                                          temperature=None, top_p=None, output_logits=True,

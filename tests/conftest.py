@@ -33,14 +33,18 @@ def mini_datasets(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="session")
 def tiny_checkpoint(tmp_path_factory):
-    """kind -> a tiny random checkpoint folder of that model kind, made once per session (read-only for tests)."""
-    from hallubench.testing.tiny_models import make_tiny_model
+    """kind -> a tiny random checkpoint folder of that kind (hallubench.testing.tiny_checkpoints: tiny_models' kinds
+    and the zoo's families), made once per session (read-only for tests); skips when the kind needs a package
+    that is not installed, naming it."""
+    from hallubench.testing.tiny_checkpoints import make_tiny, requirements
 
     made: dict[str, Path] = {}
 
     def checkpoint(kind: str) -> Path:
+        for package in requirements(kind):
+            pytest.importorskip(package, reason=f"the tiny {kind} checkpoint needs {package}")
         if kind not in made:
-            made[kind] = make_tiny_model(kind, tmp_path_factory.mktemp(f"tiny-{kind}"))
+            made[kind] = make_tiny(kind, tmp_path_factory.mktemp(f"tiny-{kind}"))
         return made[kind]
 
     return checkpoint

@@ -20,13 +20,12 @@ from hallubench.errors import ConfigError
 from hallubench.models import AudioPart, GenerationSettings, ImagePart, Message, TextPart, VideoPart, get_model
 from hallubench.models import model_config
 from hallubench.models.configs import HFArgs
-from hallubench.models.families import auto_class_for, families, family_of
+from hallubench.models.families import Family, auto_class_for, families, family_of
 from hallubench.models.hf import HFChatModel
 from hallubench.registry import MODEL_FAMILIES
-from hallubench.testing.tiny_models import EXTRA_KINDS, GENERIC_KINDS, KINDS
+from hallubench.testing.tiny_checkpoints import TINY_KINDS
 
 GREEDY = GenerationSettings(max_new_tokens=4)
-TINY_KINDS = (*KINDS, *EXTRA_KINDS, *GENERIC_KINDS)
 TESTED = [family for family in families() if family.tiny]
 SMALL = {"min_pixels": 56 * 56, "max_pixels": 112 * 112}  # keeps the Omni processor's frames at a few patches
 
@@ -63,6 +62,25 @@ def test_the_table_lists_at_least_15_families_each_with_its_documentation():
         assert family_of(model_type).tiny
 
 
+# The families issue 10 names (one of each group), by model_type.
+NAMED = (("qwen2_vl",), ("qwen2_5_vl",), ("qwen3_vl",), ("qwen2_5_omni",), ("qwen3_omni_moe_thinker",),
+         ("qwen2_audio",), ("llava_onevision",), ("llava_next_video",), ("video_llava", "video_llama_3"),
+         ("internvl",), ("smolvlm", "idefics3"), ("gemma3",), ("gemma3n",), ("phi4_multimodal",),
+         ("voxtral", "granite_speech", "audioflamingo3"), ("llama",), ("mistral",), ("qwen2", "qwen3"))
+
+
+def test_every_family_has_a_tiny_checkpoint_or_says_why_not():
+    for family in families():
+        assert family.tiny or len(family.untested or family.unsupported or "") > 20, family.name
+    for group in NAMED:  # each named family that has no tiny test says why
+        assert all(family_of(t).tiny or family_of(t).untested or family_of(t).unsupported for t in group), group
+        assert any(family_of(t).tiny for t in group), f"none of {group} is tested"
+    with pytest.raises(ValueError, match="give either its tiny checkpoint kind or why it is untested"):
+        Family("X", ("x",), (), "https://x")
+    with pytest.raises(ValueError, match="give either its tiny checkpoint kind or why it is untested"):
+        Family("X", ("x",), (), "https://x", tiny="llama", untested="no reason")
+
+
 @pytest.mark.parametrize("family", TESTED, ids=[family.tiny for family in TESTED])
 def test_each_tested_family_answers_on_every_modality_it_lists(family, tiny_checkpoint):
     options = SMALL if family.pixel_budget else {}
@@ -73,6 +91,27 @@ def test_each_tested_family_answers_on_every_modality_it_lists(family, tiny_chec
     outputs = model.generate(conversations, GREEDY)
     assert len(outputs) == len(conversations) and all(isinstance(out[0], str) for out in outputs)
     assert outputs == [model.generate([conversation], GREEDY)[0] for conversation in conversations]
+
+
+@pytest.mark.parametrize("family", [family for family in TESTED if "image" in family.modalities],
+                         ids=lambda family: family.tiny)
+def test_a_batch_gives_each_prompt_its_own_images(family, tiny_checkpoint):
+    """Prompts with 0, 1 and 2 images in one call get the tokens transformers' own chat-template path gives each
+    alone (a flat image list made LLaVA-OneVision read a two-image prompt as two one-image ones, and Gemma 3 and
+    SmolVLM refuse a batch), and the answers each gets alone."""
+    options = SMALL if family.pixel_budget else {}
+    model = get_model("hf", model=str(tiny_checkpoint(family.tiny)), dtype="float32", **options)
+    images = [_part("image", seed) for seed in (1, 2, 3)]
+    conversations = [_ask(), _ask(images[0]), _ask(images[1], images[2])]
+    batch = model.prepare(conversations)
+    for row, conversation in enumerate(conversations):
+        content = [{"type": "image", "image": part.image} if isinstance(part, ImagePart) else
+                   {"type": "text", "text": part.text} for part in conversation[0].content]
+        alone = model.processor.apply_chat_template([{"role": "user", "content": content}], tokenize=True,
+                                                    return_dict=True, add_generation_prompt=True, return_tensors="pt",
+                                                    **model.processor_kwargs)["input_ids"][0]
+        assert batch["input_ids"][row][batch["attention_mask"][row].bool()].tolist() == alone.tolist(), row
+    assert model.generate(conversations, GREEDY) == [model.generate([c], GREEDY)[0] for c in conversations]
 
 
 def test_a_model_type_the_table_does_not_list_loads_through_the_auto_mappings(tiny_checkpoint, monkeypatch):

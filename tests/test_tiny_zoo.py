@@ -37,15 +37,14 @@ CASES = [(family, (kind,)) for family in ZOO_FAMILIES for kind in ZOO_SPECS[fami
 
 
 @pytest.fixture(scope="module")
-def zoo(tmp_path_factory):
-    """family -> (model, processor or tokenizer), built and loaded once per module."""
+def zoo(tiny_checkpoint):
+    """family -> (model, processor or tokenizer), loaded once per module (built once per session; a family whose
+    extra package is missing skips, naming it)."""
     loaded = {}
 
     def load(family: str):
-        for package in ZOO_SPECS[family].requires:
-            pytest.importorskip(package, reason=f"{family}'s processor or model needs {package}")
         if family not in loaded:
-            folder = make_tiny_zoo_model(family, tmp_path_factory.mktemp(f"zoo-{family}"))
+            folder = tiny_checkpoint(family)
             auto_class = getattr(transformers, ZOO_SPECS[family].auto_class)
             loader = transformers.AutoProcessor if ZOO_SPECS[family].media else transformers.AutoTokenizer
             loaded[family] = auto_class.from_pretrained(folder).eval(), loader.from_pretrained(folder)
