@@ -216,6 +216,7 @@ class HFChatModel:
         sampling_rate = getattr(sub_processor(self.processor, "audio"), "sampling_rate", None)
         frames_as_images = self.family is not None and self.family.video == "images"
         for conversation in conversations:
+            self._check_media_mix(conversation)
             images.append([])  # one list per prompt: how processors pair images with prompts in a batch
             messages = []
             for message in conversation:
@@ -297,6 +298,13 @@ class HFChatModel:
         if not self._templated:
             return "\n\n".join(m["content"] for m in messages)
         return self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True, **template)
+
+    def _check_media_mix(self, conversation: Conversation) -> None:
+        """A family whose processor cannot mix media kinds in one call cannot take them in one prompt either."""
+        kinds = {PART_KINDS[type(p)] for m in conversation for p in m.content if type(p) in PART_KINDS}
+        if self.family is not None and self.family.batch_by_media and len(kinds) > 1:
+            raise ValueError(f"{self.name} ({self.family.name}) cannot take {' and '.join(sorted(kinds))} in one "
+                             "prompt: its processor turns them into one input; send them in separate prompts")
 
     def _check_accepts(self, part: Any) -> None:
         """A part the processor has no sub-processor for would be dropped silently: refuse it instead."""

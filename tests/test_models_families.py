@@ -310,3 +310,10 @@ def test_a_processor_without_a_template_uses_its_tokenizers_else_is_refused(tiny
     dropped.append("tokenizer")
     with pytest.raises(ValueError, match="neither its processor nor its tokenizer has a chat template"):
         HFChatModel(path)
+
+
+def test_a_family_that_cannot_mix_media_refuses_a_prompt_mixing_them(tiny_checkpoint):
+    model = get_model("hf", model=str(tiny_checkpoint("smolvlm")), dtype="float32")
+    with pytest.raises(ValueError, match=r"\(SmolVLM\) cannot take image and video in one prompt"):
+        model.prepare([_ask(_part("image"), _part("video"))])
+    assert len(model.generate([_ask(_part("image")), _ask(_part("video"))], GenerationSettings(max_new_tokens=2))) == 2
