@@ -7,6 +7,7 @@ import pytest
 from hallubench.benchmarks import get_task
 from hallubench.benchmarks.cchall import metric_inputs
 from hallubench.harness.scoring import parse_records, score_task
+from hallubench.harness.uncertainty import STDERR
 
 CHOICE = ("A. Non-hallucination\nB. Cross-modal, non-cross-lingual hallucination\n"
           "C. Cross-lingual, non-cross-modal hallucination\nD. Cross-modal, cross-lingual hallucination")
@@ -159,7 +160,7 @@ def test_stderr_is_exactly_that_of_recomputing_the_metric_on_each_raw_resample(t
     task, records = get_task(task_name), make(300, 11)
     result = _score(task, records, n_total=300)
     expected = _straightforward_stderr(task, records)
-    got = {(None, name[:-7]): v for name, v in result.metrics.items() if name.endswith("_stderr")}
-    got.update({(group, name[:-7]): v for group, g in result.groups.items() for name, v in g.metrics.items()
-                if name.endswith("_stderr")})
+    tables = [(None, result.metrics)] + [(group, g.metrics) for group, g in result.groups.items()]
+    got = {(group, name.removesuffix(STDERR)): v for group, metrics in tables for name, v in metrics.items()
+           if name.endswith(STDERR)}
     assert got == expected and len(got) >= 10 and all(v > 0 for v in got.values())
