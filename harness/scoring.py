@@ -89,6 +89,16 @@ def _per_item_kwargs(task: Task, ok: list[dict[str, Any]]) -> dict[str, Any]:
     return kwargs
 
 
+def _pure_computation(metric, per_item: dict[str, Any], metric_args: dict[str, Any]):
+    """What the bootstrap recomputes: (function, its per-item arguments, the rest). The metric's pure `_compute`
+    (`compute` would round-trip every resample through Arrow), or, where the metric splits it into `_prepare`
+    (check and parse the items once) and `_compute_prepared`, the latter on the prepared per-item arrays."""
+    if hasattr(metric, "_prepare"):
+        prepared, fixed = metric._prepare(**per_item, **metric_args)
+        return metric._compute_prepared, prepared, fixed
+    return metric._compute, per_item, metric_args
+
+
 def _values(output: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in _plain(output).items() if k not in _NOT_METRICS}
 
@@ -120,9 +130,9 @@ def score_task(task: Task, records: list[dict[str, Any]], n_total: int,
         metric, per_item = load_metric(task.metric), _per_item_kwargs(task, ok)
         summarize = task.summarize or (lambda out: out)
         output = summarize(metric.compute(**per_item, **metric_args))
-        # The bootstrap calls the metric's pure `_compute`: `compute` would round-trip every resample through Arrow.
-        stderr, group_stderr = bootstrap_stderr(lambda **kwargs: summarize(metric._compute(**kwargs)), per_item,
-                                                metric_args, [tuple(group_names(r)) for r in ok], output,
+        compute, resampled, fixed = _pure_computation(metric, per_item, metric_args)
+        stderr, group_stderr = bootstrap_stderr(lambda **kwargs: summarize(compute(**kwargs)), resampled, fixed,
+                                                [tuple(group_names(r)) for r in ok], output,
                                                 progress=f"stderr of {task.name}")
         result.metrics = _with_stderr(_values(output), stderr)
         for breakdown in output.get("by_group", {}).values():

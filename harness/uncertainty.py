@@ -4,7 +4,9 @@ lm-evaluation-harness reports `<metric>_stderr` beside each metric: closed-form 
 other aggregations. Our metrics return aggregates only (macro-F1, PA over "yes" references, ...), so every
 fraction metric gets the same method: the metric's own computation on resamples of the scored items, drawn
 with replacement within each group (CMM's sub-categories have fixed sizes by design), seeded, so a
-re-score gives identical numbers. For a plain accuracy this agrees with sqrt(p(1-p)/n).
+re-score gives identical numbers. For a plain accuracy this agrees with sqrt(p(1-p)/n). A metric that checks
+and parses its items once (`_prepare`, see harness/scoring.py) is resampled as its parsed per-item arrays, so a
+resample costs array indexing and the metric's counting, not its parsing.
 """
 from __future__ import annotations
 
@@ -31,13 +33,21 @@ def _std(samples: dict[str, list[float]], names) -> dict[str, float | None]:
     return {name: float(np.std(samples[name], ddof=1)) if len(samples.get(name, ())) > 1 else None for name in names}
 
 
+def _take(values: Any, picks: np.ndarray) -> Any:
+    """The items `picks` of per-item `values`: a list, a numpy array, or a dict of those (like `groups`)."""
+    if isinstance(values, dict):
+        return {name: _take(column, picks) for name, column in values.items()}
+    return values[picks] if isinstance(values, np.ndarray) else [values[i] for i in picks]
+
+
 def bootstrap_stderr(compute: Callable[..., dict[str, Any]], per_item: dict[str, list], fixed: dict[str, Any],
                      strata: Sequence[Hashable], original: dict[str, Any],
                      progress: str | None = None) -> tuple[dict[str, float | None], dict[str, dict[str, float | None]]]:
     """Stderr of each fraction in `original` (a metric output) and of each group's fractions.
 
     `compute(**per_item resampled, **fixed)` is the metric's pure computation; `per_item` holds one value per
-    scored item (a dict of lists, like `groups`, is resampled inside); `strata` one stratum key per item.
+    scored item (lists or numpy arrays; a dict of them, like `groups`, is resampled inside); `strata` one
+    stratum key per item.
     """
     blocks = defaultdict(list)
     for i, key in enumerate(strata):
@@ -51,9 +61,7 @@ def bootstrap_stderr(compute: Callable[..., dict[str, Any]], per_item: dict[str,
     # disable=None: tqdm shows the bar on a terminal only (and honours TQDM_DISABLE).
     for _ in tqdm(range(RESAMPLES), desc=progress, disable=True if progress is None else None, leave=False):
         picks = np.concatenate([block[rng.integers(0, len(block), len(block))] for block in blocks])
-        kwargs = {name: {c: [v[i] for i in picks] for c, v in values.items()} if isinstance(values, dict)
-                  else [values[i] for i in picks] for name, values in per_item.items()}
-        out = compute(**kwargs, **fixed)
+        out = compute(**{name: _take(values, picks) for name, values in per_item.items()}, **fixed)
         for name, value in fractions(out).items():
             overall[name].append(value)
         for breakdown in out.get("by_group", {}).values():

@@ -7,6 +7,7 @@ import pytest
 from hallubench.benchmarks import get_task
 from hallubench.benchmarks.cchall import metric_inputs
 from hallubench.harness.scoring import parse_records, score_task
+from hallubench.harness.uncertainty import STDERR
 
 CHOICE = ("A. Non-hallucination\nB. Cross-modal, non-cross-lingual hallucination\n"
           "C. Cross-lingual, non-cross-modal hallucination\nD. Cross-modal, cross-lingual hallucination")
@@ -107,3 +108,59 @@ def test_counts_of_zero_or_one_are_not_fractions():
 
     assert fractions({"pa": 0.5, "hr": 1.0, "unparsed": 1, "n": 0, "unparsed_indices": [2], "by_group": {}}) \
         == {"pa": 0.5, "hr": 1.0}
+
+
+def _straightforward_stderr(task, records):
+    """The bootstrap recomputed the plain way: the metric's whole `_compute` (checks, parsing) on each resample of
+    the raw per-item inputs, drawn as harness/uncertainty.py draws them; {(group or None, metric): stderr}."""
+    import numpy as np
+
+    from hallubench.harness.scoring import _per_item_kwargs, group_names, load_metric
+    from hallubench.harness.uncertainty import RESAMPLES, SEED, fractions
+
+    ok = sorted(records, key=lambda r: str(r["id"]))
+    per_item = _per_item_kwargs(task, ok)
+    blocks = {}
+    for i, record in enumerate(ok):
+        blocks.setdefault(tuple(group_names(record)), []).append(i)
+    rng, samples = np.random.default_rng(SEED), {}
+    for _ in range(RESAMPLES):
+        picks = np.concatenate([np.asarray(b)[rng.integers(0, len(b), len(b))] for b in blocks.values()])
+        resampled = {name: {c: [v[i] for i in picks] for c, v in values.items()} if isinstance(values, dict)
+                     else [values[i] for i in picks] for name, values in per_item.items()}
+        out = load_metric(task.metric)._compute(**resampled, **task.metric_args)
+        tables = [(None, out)] + [(g, v) for breakdown in out["by_group"].values() for g, v in breakdown.items()]
+        for group, values in tables:
+            for name, value in fractions(values).items():
+                samples.setdefault((group, name), []).append(value)
+    return {key: float(np.std(values, ddof=1)) for key, values in samples.items()}
+
+
+def _cchall_records(n, seed):
+    """Items with shuffled options, outputs by letter, by type text, disagreeing and unreadable, in four sources."""
+    from hallubench.metrics.cchall.cchall import LABELS
+
+    rng = random.Random(seed)
+    records = []
+    for i in range(n):
+        options = rng.sample(LABELS, 4)
+        meant = rng.choice(LABELS)
+        letter = "ABCD"[options.index(meant)]
+        output = rng.choice([f"Final Answer: {letter}", f"**Final Answer: {letter}. {meant}.**", f"Final Answer: {meant}",
+                             f"Final Answer: {letter}. {rng.choice(LABELS)}", "I cannot tell."])
+        choice = "\n".join(f"{x}. {o}" for x, o in zip("ABCD", options))
+        records.append(_record(f"{i:04d}", output, rng.choice(LABELS), rng.choice(["AMBER", "GQA", "XM3600", "xFlickrCO"]),
+                               inputs=metric_inputs({"choice": choice})))
+    return records
+
+
+@pytest.mark.parametrize("task_name, make", [("cchall", _cchall_records), ("cmm", _cmm_records)])
+def test_stderr_is_exactly_that_of_recomputing_the_metric_on_each_raw_resample(task_name, make):
+    """Metrics that parse once (`_prepare`) and resample arrays must report the very same stderr, bit for bit."""
+    task, records = get_task(task_name), make(300, 11)
+    result = _score(task, records, n_total=300)
+    expected = _straightforward_stderr(task, records)
+    tables = [(None, result.metrics)] + [(group, g.metrics) for group, g in result.groups.items()]
+    got = {(group, name.removesuffix(STDERR)): v for group, metrics in tables for name, v in metrics.items()
+           if name.endswith(STDERR)}
+    assert got == expected and len(got) >= 10 and all(v > 0 for v in got.values())

@@ -3,6 +3,7 @@ import re
 from typing import Optional, Sequence
 
 import datasets
+import numpy as np
 
 import evaluate
 
@@ -79,6 +80,7 @@ LABELS = (
     "Cross-modal, cross-lingual hallucination",
 )
 UNPARSED = "unparsed"
+COLUMNS = LABELS + (UNPARSED,)  # of the confusion matrix
 _LETTERS = "ABCD"
 # The type names as they may appear in free text; the lookbehind keeps "non-cross-..." from matching "cross-...".
 _TYPE_PATTERNS = [
@@ -176,11 +178,8 @@ def _check_groups(groups, n: int) -> dict:
     return groups
 
 
-def _scores(references: list, predicted: list) -> dict:
-    columns = LABELS + (UNPARSED,)
-    matrix = [[0] * len(columns) for _ in LABELS]
-    for ref, pred in zip(references, predicted):
-        matrix[LABELS.index(ref)][columns.index(pred)] += 1
+def _scores(matrix: list) -> dict:
+    """The scores of a confusion matrix (rows: true types in `LABELS` order; columns: `COLUMNS`)."""
     per_class = {}
     for k, label in enumerate(LABELS):
         hits, support, chosen = matrix[k][k], sum(matrix[k]), sum(row[k] for row in matrix)
@@ -190,13 +189,39 @@ def _scores(references: list, predicted: list) -> dict:
         per_class[label] = {"precision": precision, "recall": recall, "f1": f1, "support": support}
     present = [label for k, label in enumerate(LABELS) if per_class[label]["support"] or sum(row[k] for row in matrix)]
     return {
-        "accuracy": sum(matrix[k][k] for k in range(len(LABELS))) / len(references),
+        "accuracy": sum(matrix[k][k] for k in range(len(LABELS))) / sum(map(sum, matrix)),
         "macro_f1": sum(per_class[label]["f1"] for label in present) / len(present),
         "per_class": per_class,
         "confusion_matrix": matrix,
-        "labels": list(columns),
-        "unparsed": predicted.count(UNPARSED),
+        "labels": list(COLUMNS),
+        "unparsed": sum(row[-1] for row in matrix),
     }
+
+
+def _confusion(references: np.ndarray, predicted: np.ndarray, codes=0, n_codes: int = 1) -> list:
+    """Per code 0..n_codes-1 (by default all items have code 0), the confusion matrix of its items as lists of ints."""
+    cells = (codes * len(LABELS) + references) * len(COLUMNS) + predicted
+    return np.bincount(cells, minlength=n_codes * len(LABELS) * len(COLUMNS)).reshape(n_codes, len(LABELS), len(COLUMNS)).tolist()
+
+
+def score_labels(references: np.ndarray, predicted: np.ndarray, group_codes: dict, group_names: dict) -> dict:
+    """The metric's output from checked, parsed items: `references` the index of each item's true type in `LABELS`,
+    `predicted` that of its parsed type in `COLUMNS` (the last: unparsed), `group_codes` per column each item's
+    index into `group_names[column]`. Pure and quick, so a bootstrap can call it on resampled arrays."""
+    result = _scores(_confusion(references, predicted)[0])
+    result["unparsed_indices"] = np.flatnonzero(predicted == len(LABELS)).tolist()
+    result["by_group"] = {}
+    for column, codes in group_codes.items():
+        names = group_names[column]
+        result["by_group"][column] = {}
+        for value, matrix in zip(names, _confusion(references, predicted, codes, len(names))):
+            n = sum(map(sum, matrix))
+            if n:  # a value that no (resampled) item has is no group
+                scores = _scores(matrix)
+                result["by_group"][column][value] = {
+                    "accuracy": scores["accuracy"], "macro_f1": scores["macro_f1"], "unparsed": scores["unparsed"], "n": n,
+                }
+    return result
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
@@ -217,22 +242,22 @@ class CCHall(evaluate.Metric):
         super().add_batch(predictions=predictions, references=references, **kwargs)
 
     def _compute(self, predictions, references, options=None, groups=None):
+        per_item, fixed = self._prepare(predictions, references, options, groups)
+        return self._compute_prepared(**per_item, **fixed)
+
+    def _prepare(self, predictions, references, options=None, groups=None):
+        """Checks and parses the items once: `_compute_prepared`'s arguments, those with one value per item
+        (numpy arrays, `group_codes` a dict of them, for a bootstrap to resample) apart from the rest."""
         options = _check_options(options, len(predictions))
         groups = _check_groups(groups, len(predictions))
-        references = [canonical_label(label) for label in references]
-        predicted = [parse_cchall(text, item) or UNPARSED for text, item in zip(predictions, options)]
-        result = _scores(references, predicted)
-        result["unparsed_indices"] = [i for i, label in enumerate(predicted) if label == UNPARSED]
-        result["by_group"] = {}
+        references = np.array([LABELS.index(canonical_label(label)) for label in references], dtype=int)
+        predicted = np.array([COLUMNS.index(parse_cchall(text, item) or UNPARSED)
+                              for text, item in zip(predictions, options)], dtype=int)
+        codes, names = {}, {}
         for column, values in groups.items():
-            members: dict = {}
-            for i, value in enumerate(values):
-                members.setdefault(value, []).append(i)
-            result["by_group"][column] = {}
-            for value, idx in members.items():
-                scores = _scores([references[i] for i in idx], [predicted[i] for i in idx])
-                result["by_group"][column][value] = {
-                    "accuracy": scores["accuracy"], "macro_f1": scores["macro_f1"],
-                    "unparsed": scores["unparsed"], "n": len(idx),
-                }
-        return result
+            index: dict = {}  # value -> code, in order of first appearance
+            codes[column] = np.array([index.setdefault(value, len(index)) for value in values], dtype=int)
+            names[column] = list(index)
+        return {"references": references, "predicted": predicted, "group_codes": codes}, {"group_names": names}
+
+    _compute_prepared = staticmethod(score_labels)

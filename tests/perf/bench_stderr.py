@@ -5,7 +5,9 @@ Run: python tests/perf/bench_stderr.py   (not collected by pytest: the name is n
 Workload: synthetic records the size of the real benchmarks, CMM (2,400 probes, pa_hr in official mode,
 sub_category and sub_category × granularity groups) and CCHall (3,600 items, option letters and type text).
 Printed per task: the time of `score_task` (one metric compute plus the bootstrap), the time of one metric
-compute alone, and their ratio, i.e. what RESAMPLES recomputations of the metric add on this machine.
+compute alone, and their ratio, i.e. what RESAMPLES recomputations of the metric add on this machine. Each time
+is the best of 3: evaluate's `compute` waits up to 1 s for its cache-file lock while another process on the
+machine computes the same metric, which is no cost of the bootstrap.
 """
 from __future__ import annotations
 
@@ -48,6 +50,15 @@ def cchall_records(n: int, rng: random.Random) -> list[dict]:
              "generation": {}} for i in range(n)]
 
 
+def best_of_3(call) -> float:
+    times = []
+    for _ in range(3):
+        start = time.perf_counter()
+        call()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
 def main() -> None:
     rng = random.Random(0)
     print(f"bootstrap resamples: {RESAMPLES}")
@@ -55,12 +66,8 @@ def main() -> None:
         task = get_task(name)
         metric = load_metric(task.metric)
         kwargs = _per_item_kwargs(task, [r for r in records])
-        start = time.perf_counter()
-        metric.compute(**kwargs, **task.metric_args)
-        once = time.perf_counter() - start
-        start = time.perf_counter()
-        score_task(task, records, n_total=len(records))
-        scored = time.perf_counter() - start
+        once = best_of_3(lambda: metric.compute(**kwargs, **task.metric_args))
+        scored = best_of_3(lambda: score_task(task, records, n_total=len(records)))
         print(f"{name:7s} n={len(records)}: score_task {scored:7.2f} s, one compute {once:6.3f} s, "
               f"ratio {scored / once:6.1f}x")
 
