@@ -27,10 +27,12 @@ _NOT_METRICS = ("by_group", "unparsed", "unparsed_indices", "n")
 
 @lru_cache(maxsize=None)
 def load_metric(name: str):
-    """The evaluate module of packaged metric `name`, loaded from its folder by path."""
+    """The evaluate module of packaged metric `name`, loaded from its folder by path. Its inputs stay in memory:
+    scoring runs in one process, and evaluate's default Arrow cache file is locked per metric name, so concurrent
+    runs scoring the same metric would wait on each other's lock (up to a second a computation)."""
     import evaluate
 
-    return evaluate.load(str(METRICS.lookup(name)))
+    return evaluate.load(str(METRICS.lookup(name)), keep_in_memory=True)
 
 
 def _plain(value: Any) -> Any:
