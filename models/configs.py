@@ -8,13 +8,20 @@ from typing import Any
 
 from hallubench.config import PluginConfig
 
+# transformers' GenerationConfig cache implementations (generation/configuration_utils.py), listed here so the
+# arguments are checked without importing transformers.
+CACHE_IMPLEMENTATIONS = ("static", "offloaded_static", "sliding_window", "hybrid", "hybrid_chunked",
+                         "offloaded_hybrid", "offloaded_hybrid_chunked", "dynamic", "offloaded", "quantized")
+
 
 @dataclass(frozen=True)
 class HFArgs(PluginConfig):
     """`--model hf`: a transformers checkpoint (`pretrained=` on the command line is `model`).
 
     `use_audio_in_video` (transformers' name; `audio_in_video` before) and `min_pixels`/`max_pixels` are taken
-    by some families only (`hallubench models` says which); `device_map` (accelerate's) wins over `device`."""
+    by some families only (`hallubench models` says which); `device_map` (accelerate's) wins over `device`.
+    `cache_implementation` goes to every `generate` call: "static" makes transformers compile the decoding step
+    on a GPU (CUDA graphs; a one-off compile per batch shape)."""
 
     model: str
     revision: str | None = None
@@ -28,6 +35,7 @@ class HFArgs(PluginConfig):
     min_pixels: int | None = None
     max_pixels: int | None = None
     use_audio_in_video: bool = False
+    cache_implementation: str | None = None
 
     def __post_init__(self) -> None:
         for name in ("min_pixels", "max_pixels"):
@@ -36,6 +44,9 @@ class HFArgs(PluginConfig):
                 raise ValueError(f"{name} must be a positive whole number of pixels; got {value!r}")
         if self.min_pixels and self.max_pixels and self.min_pixels > self.max_pixels:
             raise ValueError(f"min_pixels ({self.min_pixels}) is above max_pixels ({self.max_pixels})")
+        if self.cache_implementation is not None and self.cache_implementation not in CACHE_IMPLEMENTATIONS:
+            raise ValueError(f"cache_implementation must be one of {', '.join(CACHE_IMPLEMENTATIONS)}; "
+                             f"got {self.cache_implementation!r}")
         for name in ("trust_remote_code", "use_audio_in_video"):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"{name} must be true or false; got {getattr(self, name)!r}")

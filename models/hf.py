@@ -68,12 +68,14 @@ class HFChatModel:
                  batch_size: int = 4, processor_kwargs: dict[str, Any] | None = None,
                  use_audio_in_video: bool = False, attn_implementation: str | None = None,
                  device_map: str | dict[str, Any] | None = None, trust_remote_code: bool = False,
-                 min_pixels: int | None = None, max_pixels: int | None = None):
+                 min_pixels: int | None = None, max_pixels: int | None = None,
+                 cache_implementation: str | None = None):
         """`device`: "cpu", "cuda", "cuda:1", ... or "auto" (device_map="auto": the model spread over every GPU);
         `device_map` (accelerate's: "auto", "balanced", "sequential" or a mapping) wins over it.
         `dtype`: "auto" is bfloat16 on CUDA GPUs that support it (else float16), the checkpoint's dtype elsewhere.
         `attn_implementation`: sdpa, flash_attention_2 or eager; default flash_attention_2 on CUDA in 16-bit when
         flash_attn is installed, else transformers' default (sdpa where supported).
+        `cache_implementation` goes to `generate` ("static": compiled decoding on a GPU).
         `processor_kwargs` go to every processor call; `min_pixels`/`max_pixels` set the image and video pixel
         budget of the families whose processors take one. Family-specific options on another family, and a
         checkpoint no transformers class loads, are refused before any weights load."""
@@ -116,6 +118,8 @@ class HFChatModel:
         self.attn_implementation = getattr(self.model.config, "_attn_implementation", attention)
         self.use_audio_in_video = use_audio_in_video
         self.generate_kwargs = dict(self.family.generate_kwargs) if self.family else {}
+        if cache_implementation is not None:  # "static": transformers compiles the decoding step on a GPU
+            self.generate_kwargs["cache_implementation"] = cache_implementation
         self.device = str(self.model.device)
         self.batch_size = batch_size
         self.name = f"hf:{model}"
@@ -124,6 +128,8 @@ class HFChatModel:
                     "audio_in_video": use_audio_in_video}  # the key's name before the option was renamed: same ids
         if attention not in (None, "sdpa"):  # another kernel than the default sdpa can change outputs slightly
             identity["attn_implementation"] = attention
+        if cache_implementation not in (None, "dynamic"):  # so can compiled decoding or a quantized cache
+            identity["cache_implementation"] = cache_implementation
         self.fingerprint = hashlib.sha256(json.dumps(identity, sort_keys=True, default=str).encode()).hexdigest()[:16]
         self.accepts = frozenset() if self.text_only else accepted_media(self.processor, self.family)
 

@@ -203,7 +203,7 @@ def test_an_unknown_model_argument_is_refused_naming_the_allowed_ones_before_any
         tiny_checkpoint, from_pretrained_calls, tmp_path, capsys):
     path = str(tiny_checkpoint("llama"))
     with pytest.raises(ConfigError, match=r"unknown key\(s\) max_pixel; allowed: attn_implementation, batch_size, "
-                                          r"device, device_map, dtype, max_pixels, min_pixels, model, processor_kwargs, "
+                                          r"cache_implementation, device, device_map, dtype, max_pixels, min_pixels, model, processor_kwargs, "
                                           r"revision, trust_remote_code, use_audio_in_video"):
         model_config("hf", {"model": path, "max_pixel": 10})
     assert main(["run", "--model", "hf", "--model-args", f"pretrained={path},audio_in_video=true", "--tasks", "cmm",
@@ -211,7 +211,8 @@ def test_an_unknown_model_argument_is_refused_naming_the_allowed_ones_before_any
     assert "unknown key(s) audio_in_video; allowed:" in capsys.readouterr().err
     for bad, message in (({"min_pixels": -1}, "min_pixels must be a positive whole number"),
                          ({"min_pixels": 200, "max_pixels": 100}, r"min_pixels \(200\) is above max_pixels \(100\)"),
-                         ({"trust_remote_code": "yes"}, "trust_remote_code must be true or false")):
+                         ({"trust_remote_code": "yes"}, "trust_remote_code must be true or false"),
+                         ({"cache_implementation": "statik"}, "cache_implementation must be one of static, ")):
         with pytest.raises(ConfigError, match=message):
             model_config("hf", {"model": path, **bad})
     assert from_pretrained_calls == []
@@ -317,3 +318,23 @@ def test_a_family_that_cannot_mix_media_refuses_a_prompt_mixing_them(tiny_checkp
     with pytest.raises(ValueError, match=r"\(SmolVLM\) cannot take image and video in one prompt"):
         model.prepare([_ask(_part("image"), _part("video"))])
     assert len(model.generate([_ask(_part("image")), _ask(_part("video"))], GenerationSettings(max_new_tokens=2))) == 2
+
+
+def test_a_cache_implementation_reaches_generate_and_a_static_cache_answers_as_the_default(tiny_checkpoint,
+                                                                                         monkeypatch):
+    from transformers.generation.configuration_utils import ALL_CACHE_IMPLEMENTATIONS
+
+    from hallubench.models.configs import CACHE_IMPLEMENTATIONS
+
+    assert CACHE_IMPLEMENTATIONS == tuple(ALL_CACHE_IMPLEMENTATIONS)  # our copy follows transformers'
+    path = str(tiny_checkpoint("qwen2_vl"))
+    default = get_model("hf", model=path, dtype="float32")
+    static = get_model("hf", **model_config("hf", {"model": path, "dtype": "float32", "cache_implementation": "static"}))
+    assert static.fingerprint != default.fingerprint
+    calls = []
+    generate = static.model.generate
+    monkeypatch.setattr(static.model, "generate", lambda **kwargs: calls.append(kwargs) or generate(**kwargs))
+    prompts = [_ask(_part("image")), _ask(_part("video", 1), question="What happens?")]
+    greedy = GenerationSettings(max_new_tokens=4)
+    assert static.generate(prompts, greedy) == default.generate(prompts, greedy)
+    assert calls and all(call["cache_implementation"] == "static" for call in calls)
