@@ -6,6 +6,7 @@ mappings; the table's quirks (frames as images, pixel budget, template options, 
 import dataclasses
 import json
 import os
+import re
 from types import SimpleNamespace
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -286,7 +287,7 @@ def test_hallubench_models_lists_the_families_and_each_adapters_arguments(capsys
     for family in families():
         row = next(line for line in table.splitlines() if line.startswith(family.name + "  "))
         assert (family.tiny or "untested") in row and ", ".join(family.model_types) in row
-    assert "REFUSED" in table and "use_audio_in_video   bool" in table
+    assert "REFUSED" in table and re.search(r"^use_audio_in_video +bool", table, re.M)
 
 
 def test_a_processor_without_a_template_uses_its_tokenizers_else_is_refused(tiny_checkpoint, monkeypatch):
