@@ -7,11 +7,13 @@ judge per evidence model. Boards ask this object, so they need not know which ki
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 from hallubench.judges import CachedJudge
 from hallubench.ranking.collect import TaskResponses
+
+T = TypeVar("T")
 
 
 class EvidenceJudges:
@@ -43,6 +45,10 @@ class EvidenceJudges:
         """Per item of `ids`, what stands for `model`'s evidence on it: its sampled passages."""
         pos = {item: k for k, item in enumerate(responses.ids)}
         return [responses.samples[model][pos[item]] for item in ids]
+
+    def build_boards(self, build: Callable[[], T]) -> T:
+        """`build()`, which judges through this object: the pair judges judge each board's pairs as it asks."""
+        return build()
 
     def set_strict(self, strict: bool) -> None:
         """A pair failing even alone stops the ranking (True) or is recorded as a judge error (False)."""

@@ -6,7 +6,9 @@ it is shown each item's input as its run showed it (the run's --data-dir, modali
 through the harness's own `prepare`; the media are checked against what its record says it saw) and
 analyses every target sentence about that item; the judge model answers Yes/No (judges/implicit.py).
 
-Evidence models load when first needed and one at a time: loading one frees the one before, so memory
+Each evidence model loads at most once per ranking, and one at a time: the boards are built first with
+stand-ins that only note the pairs each evidence model is asked, then each model judges all of its pairs
+in one load and is freed before the next, then the boards are built from those judgments. So memory
 holds the judge model and one evidence model. A fully cached ranking loads none (their fingerprints,
 part of the cache keys, come from the run folders). A subject key is the evidence model's own record of
 the item (task, id, the request and the media it saw: paths, frame indices and times, audio window).
@@ -18,10 +20,10 @@ import functools
 import gc
 import json
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from hallubench.benchmarks import get_task
 from hallubench.errors import ConfigError
@@ -29,7 +31,8 @@ from hallubench.harness.data import dataset_dir, load_rows, resolve_data_dir
 from hallubench.harness.media import prepare
 from hallubench.harness.options import RunOptions
 from hallubench.harness.runner import RESULTS, load_model
-from hallubench.judges import CachedJudge, JudgmentCache
+from hallubench.judges import BaseJudge, CachedJudge, Judgment, JudgmentCache
+from hallubench.judges.base import Pair
 from hallubench.judges.configs import ImplicitJudgeArgs
 from hallubench.judges.implicit import ImplicitMultimodalJudge, Subject
 from hallubench.loaders import MediaError
@@ -38,6 +41,7 @@ from hallubench.models.redact import MASK
 from hallubench.ranking.collect import TaskResponses, read_run
 from hallubench.ranking.evidence_judges import EvidenceJudges
 
+T = TypeVar("T")
 PAIRS_PER_CALL = 64  # pairs per judge call and cache write: an interrupted ranking keeps all but the last
 DECODED_ITEMS = 16   # items whose decoded media are kept (pairs come grouped by item)
 
@@ -187,6 +191,23 @@ def _same_media(seen: dict[str, dict], recorded: dict[str, dict]) -> bool:
         all(seen[kind].get(field) == value for field, value in fields.items()) for kind, fields in recorded.items())
 
 
+class _Rehearsal(BaseJudge):
+    """Stands in for one evidence model's cached judge while the boards are built: until `answers` is set it
+    notes each request (as the board makes it) and answers 0.5; then it answers from `answers`."""
+
+    def __init__(self, judge: CachedJudge) -> None:
+        super().__init__()
+        self.judge_id, self.prompt_version = judge.judge_id, judge.prompt_version
+        self.requests: list[list[Pair]] = []
+        self.answers: dict[Pair, Judgment] | None = None
+
+    def _judge(self, pairs: list[Pair]) -> list[Judgment]:
+        if self.answers is None:
+            self.requests.append(pairs)
+            return [Judgment(0.5, undecided=True)] * len(pairs)
+        return [self.answers[pair] for pair in pairs]
+
+
 class ImplicitEvidenceJudges(EvidenceJudges):
     """One ImplicitMultimodalJudge per run folder's model, all with the same judge model and cache."""
 
@@ -211,6 +232,7 @@ class ImplicitEvidenceJudges(EvidenceJudges):
                                                       config.batch_size, config.judge_sees_media),
                               cache, batch_size=PAIRS_PER_CALL)
             for name in runs}
+        self._rehearsals: dict[str, _Rehearsal] | None = None
         super().__init__("implicit", next(iter(self.judges.values())))
 
     @property
@@ -221,8 +243,26 @@ class ImplicitEvidenceJudges(EvidenceJudges):
     def judge_id(self) -> str:
         return f"llm-implicit-mm:<{len(self.judges)} evidence models>>{self.judge_model.name}:{self.judge_model.fingerprint}"
 
-    def judge_for(self, model: str) -> CachedJudge:
-        return self.judges[model]
+    def judge_for(self, model: str) -> BaseJudge:
+        return (self._rehearsals or self.judges)[model]
+
+    def build_boards(self, build: Callable[[], T]) -> T:
+        """`build()` twice, each evidence model loaded at most once: the first build only notes the pairs each
+        model is asked (the boards decide them: an audio-visual board asks again for its task boards' pairs
+        and for the other task's items); then each model's cached judge takes its requests one by one, as
+        the boards made them (so the counters, batches and errors are those of judging board by board), and
+        the model is freed; the second build reads those judgments."""
+        self._rehearsals = {name: _Rehearsal(judge) for name, judge in self.judges.items()}
+        try:
+            build()
+            for name, rehearsal in self._rehearsals.items():
+                judge = self.judges[name]
+                rehearsal.answers = {pair: judgment for pairs in rehearsal.requests
+                                     for pair, judgment in zip(pairs, judge.judge_batch(pairs))}
+                self.models.release()
+            return build()
+        finally:
+            self._rehearsals = None
 
     def passages(self, model: str, responses: TaskResponses, ids: Sequence[str]) -> list[list[str]]:
         """Per item, one "passage": the key of the item as `model`'s run saw it."""

@@ -148,7 +148,7 @@ def rank(run_dirs: Mapping[str, Path] | Sequence[Path], output_dir: Path, *, tas
     judges = make_evidence_judges(judge, judge_args, JudgmentCache(cache) if cache else None, run_dirs)
     judges.set_strict(strict_judging)  # a pair failing alone aborts instead of being recorded as a judge error
     try:
-        boards = _judge_boards(responses, judges, weighting, temperature, refcheck)
+        boards = judges.build_boards(lambda: _judge_boards(responses, judges, weighting, temperature, refcheck))
     finally:
         judges.close()
     ranking = Ranking(

@@ -73,7 +73,7 @@ def test_crosscheck_judges_every_unique_pair_once_with_each_evidence_model(tiny)
     assert judge["counters"]["calls"] == sum(map(len, expected.values())) > 0
     assert judge["counters"]["pairs"] > judge["counters"]["calls"]  # the audio-visual boards reuse judgments
     assert sorted(judge["evidence_judges"]) == sorted(runs)
-    assert set(judge["evidence_models_loaded"]) == set(runs)
+    assert sorted(judge["evidence_models_loaded"]) == sorted(runs), "each evidence model loads once"
     assert set(result["boards"]) == set(BOARDS)
     assert all("RefCheck skipped: the implicit judge" in " ".join(result["boards"][b]["notes"]) for b in TASKS)
     # A random judge writes gibberish: every unreadable verdict is counted undecided and scored 0.5, never mapped.
@@ -149,6 +149,100 @@ def test_rank_again_makes_no_model_call_and_loads_no_evidence_model(tiny, tmp_pa
     board_names = [line[4:] for line in (tmp_path / "again" / "leaderboard.md").read_text().splitlines()
                    if line.startswith("### ")]
     assert sorted(board_names) == sorted(BOARDS)
+
+
+class ByRule:
+    """A stand-in evidence or judge model answering by rule from what it is shown, so that scores vary and
+    depend only on the pair: an evidence model's analysis of a sentence (or, while `failing`, a failure)
+    follows the sentence's place in `sentences` and the request's in `requests` (every sentence is analysed
+    against both tasks' items, so with three sentences each rule is used); the judge says YES for "wrong",
+    NO for "fine", else something unreadable."""
+
+    failing = True
+    sentences: list[str] = []
+    requests: list[str] = []
+
+    def __init__(self, name, fingerprint):
+        self.name, self.fingerprint, self.accepts = name, fingerprint, frozenset({"image", "video", "audio"})
+
+    def generate(self, conversations, settings, seeds=None):
+        return [[self._answer(conversation[-1].content)] for conversation in conversations]
+
+    def _answer(self, parts):
+        text = parts[-1].text
+        if "saw the" in text:
+            analysis = text.split("saw the")[1]
+            return '{"Answer": "YES"}' if "wrong" in analysis else '{"Answer": "NO"}' if "fine" in analysis else "hmm"
+        sentence, request = text.split(":\n")[1].split("\n")[0], text.split('the request "')[1].split('"')[0]
+        rule = (self.sentences.index(sentence) + self.requests.index(request)) % 4
+        if rule == 0 and self.failing:
+            raise RuntimeError(f"{self.name} cannot analyse this one")
+        return ("Hard to say.", "The sentence is wrong.", "It is fine.", "Hard to say.")[rule]
+
+
+def test_each_evidence_model_loads_once_and_judges_as_board_by_board_did(tiny, tmp_path, monkeypatch):
+    """Rankings with visual, audio and audio-visual boards load each evidence model at most once (none when
+    all is cached) and give what judging board by board (the code before build_boards) gives on the same
+    cache: the same boards, counters, judge errors and cache rows. Three rounds: a cold cache with some
+    pairs failing (judge errors, not cached), a retry of those without failures, and everything cached."""
+    import sqlite3
+
+    import hallubench.models as models
+    from hallubench.ranking.evidence_judges import EvidenceJudges
+
+    _, _, runs, _ = tiny
+    evidence = {}
+    for name, folder in runs.items():
+        run = implicit.read_evidence_run(name, folder)
+        evidence[run.options.model_args["pretrained"]] = run
+    loads = []
+
+    def load(options, device):
+        run = evidence[options.model_args["pretrained"]]
+        loads.append(run.name)
+        return ByRule(run.model, run.fingerprint)
+
+    monkeypatch.setattr(implicit, "load_model", load)
+    monkeypatch.setattr(models, "get_model", lambda *args, **kwargs: ByRule("judge", "fp-judge"))
+    sentences = sorted({sentence for pairs in implicit_pairs(runs).values() for sentence, _, _ in pairs})
+    requests = sorted({rec["prompt"] for folder in runs.values() for recs in _records(folder).values()
+                       for rec in recs.values()})
+    assert len(sentences) >= 3 and len(requests) == 2, "every rule of ByRule is used"
+    monkeypatch.setattr(ByRule, "sentences", sentences)
+    monkeypatch.setattr(ByRule, "requests", requests)
+
+    def rank(out, cache, board_by_board):
+        loads.clear()
+        with monkeypatch.context() as patch:
+            if board_by_board:
+                patch.setattr(implicit.ImplicitEvidenceJudges, "build_boards", EvidenceJudges.build_boards)
+            assert main(["rank", *map(str, runs.values()), "--output-dir", str(tmp_path / out), "--cache",
+                         str(tmp_path / cache), "--judge", "implicit", "--judge-args", "pretrained=judge"]) == 0
+        result = json.loads((tmp_path / out / "crosscheck.json").read_text())
+        assert result["judge"].pop("evidence_models_loaded") == loads
+        assert result["judge"].pop("cache") == str(tmp_path / cache)
+        return result, list(loads)
+
+    rounds = []
+    for n, failing in enumerate((True, False, False)):
+        monkeypatch.setattr(ByRule, "failing", failing)
+        expected, expected_loads = rank(f"board-by-board-{n}", "before.sqlite", board_by_board=True)
+        result, result_loads = rank(f"once-{n}", "after.sqlite", board_by_board=False)
+        assert set(result["boards"]) == set(BOARDS) and result == expected
+        assert len(result_loads) == len(set(result_loads)), "no evidence model loads twice"
+        rows = [sorted(sqlite3.connect(tmp_path / name).execute("SELECT * FROM judgments").fetchall())
+                for name in ("before.sqlite", "after.sqlite")]
+        assert rows[0] == rows[1]
+        rounds.append((result, expected_loads, result_loads))
+
+    (first, cold_expected_loads, cold_loads), (second, _, retry_loads), (third, _, cached_loads) = rounds
+    cold, retry, cached = (result["judge"]["counters"] for result in (first, second, third))
+    assert len(cold_expected_loads) > len(runs), "board by board, a model reloads for each board with new pairs"
+    assert sorted(cold_loads) == sorted(runs)
+    assert cold["errors"] > 0 and cold["undecided"] > cold["errors"] and cold["saved"] > 0
+    assert len({s for board in first["boards"].values() for s in board["scores"].values()}) > 1
+    assert retry_loads and retry["calls"] > 0 and "errors" not in retry
+    assert cached_loads == [] and cached["calls"] == 0 and cached["saved"] == cached["pairs"] > 0
 
 
 def test_config_errors_before_anything_loads(tiny, tmp_path, capsys):
