@@ -52,7 +52,7 @@ def push(folder: Path, repo_id: str, command: str) -> int:
 
     try:
         url, commit = push_ranking(folder, repo_id)
-    except PublishError as err:
+    except (PublishError, ConfigError) as err:  # ConfigError: a `rank` writes the folder (FolderBusy)
         print(f"hallubench {command}: error: {err}", file=sys.stderr)
         return 2
     print(f"ranking dataset: {url} (commit {commit})")

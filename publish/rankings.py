@@ -1,5 +1,8 @@
 """Upload a ranking folder to a Hub dataset repo in one commit, through publish/hub.py (token from the argument,
-HF_TOKEN or login; only ever in the Authorization header; masked in errors)."""
+HF_TOKEN or login; only ever in the Authorization header; masked in errors).
+
+The folder is read holding its lock (harness/folder_lock.py), so a `rank` writing it refuses the push and a
+`rank` starting meanwhile is refused."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -7,6 +10,7 @@ from pathlib import Path
 import yaml
 
 from hallubench.errors import PublishError
+from hallubench.harness import folder_lock
 from hallubench.publish.hub import DatasetRepo
 from hallubench.ranking.report import FILES
 
@@ -20,6 +24,7 @@ CARD_META = {
 CARD_HEADER = "---\n" + yaml.safe_dump(CARD_META, sort_keys=False) + "---\n"
 
 
+@folder_lock.reads_folder("push-to-hub", "folder", "crosscheck.json")
 def push_ranking(folder: Path, repo_id: str, *, token: str | None = None, private: bool | None = None,
                  endpoint: str | None = None) -> tuple[str, str]:
     """Commit the ranking files plus a README.md card (YAML `configs:` for the tables, the leaderboard and its
