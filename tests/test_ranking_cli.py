@@ -142,6 +142,9 @@ def test_rank_errors(tmp_path, capsys):
     b = _run_folder(tmp_path / "b", {"q1": RED}, [RED], extra=[cmm])
     assert main(["rank", str(a), str(b), "--tasks", "cmm", "--output-dir", str(tmp_path / "o")]) == 2
     assert "task 'cmm' has no sampled passages" in capsys.readouterr().err
+    (a / "results.json").write_text("{")  # whether the run used the mini benchmarks can no longer be read
+    assert main(["rank", str(a), str(b), "--output-dir", str(tmp_path / "o")]) == 2
+    assert f"{a / 'results.json'} (model 'a') cannot be read" in capsys.readouterr().err
 
 
 def test_rank_with_llm_judge_on_tiny_model_counts_unparseable_outputs(tmp_path, capsys):
