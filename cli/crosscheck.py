@@ -38,7 +38,7 @@ from hallubench.models.protocol import ModelUnusable
 S = argparse.SUPPRESS
 RUN_OPTIONS = ("seed", "batch_size", "gen_kwargs", "modality", "num_frames", "fps", "max_frames", "device", "dtype")
 KEYS = {"model", "models", "model_args", "tasks", "output_dir", "data_dir", "limit", "num_samples", "push_to_hub",
-        *RUN_OPTIONS, *RANK_OPTIONS}
+        "allow_mini_data", *RUN_OPTIONS, *RANK_OPTIONS}
 
 
 def register(subparsers: argparse._SubParsersAction, summary: str) -> None:
@@ -94,7 +94,7 @@ def plan(args: argparse.Namespace) -> dict[str, Any]:
     return {"models": specs, "tasks": tasks, "output_dir": Path(values.get("output_dir") or "runs/crosscheck"),
             "num_samples": values.get("num_samples"), "data_dir": values.get("data_dir"),
             "limit": values.get("limit"), "run_options": run_options, **rank_options(values),
-            "push_to_hub": values.get("push_to_hub")}
+            "push_to_hub": values.get("push_to_hub"), "allow_mini_data": bool(values.get("allow_mini_data"))}
 
 
 def handle(args: argparse.Namespace) -> int:
@@ -102,7 +102,7 @@ def handle(args: argparse.Namespace) -> int:
 
     try:
         kwargs = plan(args)
-        push_to_hub = kwargs.pop("push_to_hub")
+        push_to_hub, allow_mini_data = kwargs.pop("push_to_hub"), kwargs.pop("allow_mini_data")
         ranking = crosscheck(**kwargs)
     except ConfigError as err:
         print(f"hallubench crosscheck: error: {err}", file=sys.stderr)
@@ -112,4 +112,4 @@ def handle(args: argparse.Namespace) -> int:
         return 1
     if ranking is None:  # a non-main process of `accelerate launch`: it only generated
         return 0
-    return finish(ranking, push_to_hub, "crosscheck")
+    return finish(ranking, push_to_hub, "crosscheck", allow_mini_data)

@@ -20,8 +20,11 @@ def add_model_arguments(p: argparse.ArgumentParser, model_help: str, model_args_
 
 
 def add_push_argument(p: argparse.ArgumentParser, what: str) -> None:
-    """--push-to-hub REPO_ID."""
+    """--push-to-hub REPO_ID and --allow-mini-data."""
     p.add_argument("--push-to-hub", "--push_to_hub", dest="push_to_hub", metavar="REPO_ID", help=what)
+    p.add_argument("--allow-mini-data", "--allow_mini_data", dest="allow_mini_data", action="store_true",
+                   help="with --push-to-hub: upload even what was made on the synthetic mini benchmarks (--data-dir "
+                        "mini, demo), which is refused otherwise; it is then marked as mini data")
 
 
 def add_generation_arguments(p: argparse.ArgumentParser) -> None:

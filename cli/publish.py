@@ -69,6 +69,6 @@ def handle(args: argparse.Namespace) -> int:
                     benchmark_ids={k: str(v) for k, v in benchmark_ids.items()}, allow_mini_data=args.allow_mini_data)
 
 
-def push_after_run(run_dir: Path, repo_id: str) -> int:
+def push_after_run(run_dir: Path, repo_id: str, allow_mini_data: bool = False) -> int:
     """`hallubench run --push-to-hub REPO`: publish the run folder just written, with the default options."""
-    return _publish(Path(run_dir), repo_id=repo_id)
+    return _publish(Path(run_dir), repo_id=repo_id, allow_mini_data=allow_mini_data)

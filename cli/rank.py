@@ -46,24 +46,24 @@ def rank_options(values: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def push(folder: Path, repo_id: str, command: str) -> int:
+def push(folder: Path, repo_id: str, command: str, allow_mini_data: bool = False) -> int:
     from hallubench.errors import PublishError
     from hallubench.publish.rankings import push_ranking
 
     try:
-        url, commit = push_ranking(folder, repo_id)
-    except PublishError as err:
+        url, commit = push_ranking(folder, repo_id, allow_mini_data=allow_mini_data)
+    except (PublishError, ConfigError) as err:  # ConfigError: a `rank` writes the folder (FolderBusy)
         print(f"hallubench {command}: error: {err}", file=sys.stderr)
         return 2
     print(f"ranking dataset: {url} (commit {commit})")
     return 0
 
 
-def finish(ranking, push_to_hub: str | None, command: str) -> int:
+def finish(ranking, push_to_hub: str | None, command: str, allow_mini_data: bool = False) -> int:
     """Print the leaderboard and where it went; upload it when asked."""
     print(ranking.table())
     print(f"ranking written to {ranking.folder}")
-    return push(ranking.folder, push_to_hub, command) if push_to_hub else 0
+    return push(ranking.folder, push_to_hub, command, allow_mini_data) if push_to_hub else 0
 
 
 def _run_dirs(items: list[str]) -> dict[str, Path]:
@@ -101,4 +101,4 @@ def handle(args: argparse.Namespace) -> int:
     except (JudgeError, ModelUnusable) as err:
         print(f"hallubench rank: error: {err}", file=sys.stderr)
         return 1
-    return finish(ranking, values.get("push_to_hub"), "rank")
+    return finish(ranking, values.get("push_to_hub"), "rank", values.get("allow_mini_data", False))

@@ -66,7 +66,8 @@ def register(subparsers: argparse._SubParsersAction, summary: str) -> None:
 
 def build_options(args: argparse.Namespace) -> RunOptions:
     """RunOptions from the YAML file (if any) overridden by the flags given on the command line."""
-    given = {k: v for k, v in vars(args).items() if k not in ("func", "command", "config", "from_outputs", "log_samples", "push_to_hub")}
+    given = {k: v for k, v in vars(args).items()
+             if k not in ("func", "command", "config", "from_outputs", "log_samples", "push_to_hub", "allow_mini_data")}
     values = {**(read_yaml_options(args.config) if getattr(args, "config", None) else {}), **given}
     fields = set(RunOptions.__dataclass_fields__)
     unknown = sorted(set(values) - fields - {"log_samples"})
@@ -118,5 +119,5 @@ def handle(args: argparse.Namespace) -> int:
 
         from_outputs = getattr(args, "from_outputs", None)
         run_dir = (args.output_dir or from_outputs) if from_outputs else build_options(args).output_dir
-        return push_after_run(run_dir, args.push_to_hub)
+        return push_after_run(run_dir, args.push_to_hub, getattr(args, "allow_mini_data", False))
     return 0

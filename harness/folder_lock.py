@@ -6,6 +6,12 @@ The kernel drops an flock when its holder dies (kill -9, OOM, a lost node), so a
 run is never mistaken for a live one: the next run takes it over and says whose it was (the file still
 holds the dead holder's record; a clean release empties it).
 
+A command that reads a folder whole to upload it (`publish`, `rank --push-to-hub`) holds the same lock while it
+reads and uploads (`reads_folder`): a writer at work refuses it, naming the writer; a writer starting meanwhile
+is refused, naming the upload; two uploads of one folder take turns. Readers hold it exclusively too, because a
+refused writer has to be told who holds the folder, and only an exclusive holder can write its name into the
+lock file. A folder whose last writer was killed is half-written, so a reader refuses it until a rerun finishes it.
+
 The other processes of one `accelerate launch` take a shared lock on `<folder>/.hallubench-ranks.lock`
 once the main process holds the folder. Before it admits them the main process checks that nobody holds
 that shared lock: workers that survived a killed launch (torchrun keeps them running) still append to
@@ -32,6 +38,8 @@ from hallubench.models.redact import redact
 
 LOCK_NAME = ".hallubench.lock"
 RANKS_NAME = ".hallubench-ranks.lock"
+# Purposes that only read the folder, to upload it.
+READERS = ("publish", "push-to-hub")
 
 
 class FolderBusy(ConfigError):
@@ -56,6 +64,19 @@ def describe(info: dict[str, Any]) -> str:
             f"started {info.get('started')}{others} ({info.get('command', '')})")
 
 
+def _refusal(folder: Path, holder: dict[str, Any], purpose: str) -> str:
+    """Why `purpose` cannot take `folder` from `holder`, and what to do."""
+    who, pid = describe(holder), holder.get("pid", "PID")
+    stop = f"kill {pid}{' on ' + str(holder['host']) if holder.get('host') else ''}"
+    if holder.get("purpose") in READERS:
+        return f"{folder} is being uploaded by {who}: wait for it to finish (or stop it: {stop}), then try again"
+    if purpose in READERS:
+        return (f"{folder} is being written by {who}, so it is unfinished: wait for that one to finish (or stop it: "
+                f"{stop}), then try again; nothing was uploaded and the folder was not touched")
+    return (f"{folder} is being written by another {who}. Two writers on one folder corrupt it: wait for that one to "
+            f"finish, stop it ({stop}), or choose another folder")
+
+
 def _try_flock(fd: int, mode: int) -> bool:
     try:
         fcntl.flock(fd, mode | fcntl.LOCK_NB)
@@ -75,19 +96,23 @@ class FolderLock:
             self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
             taken = _try_flock(self._fd, fcntl.LOCK_EX)
         except OSError as err:  # read-only or full disk, no permission, a file system without locks
-            raise ConfigError(f"cannot create or lock {self.path}: {err.strerror or err}; choose a writable "
-                              "local folder") from err
+            advice = ("an upload holds the folder's lock while it reads, so that no run changes it meanwhile: copy "
+                      "the folder to a writable local one and upload that" if purpose in READERS else
+                      "choose a writable local folder")
+            raise ConfigError(f"cannot create or lock {self.path}: {err.strerror or err}; {advice}") from err
         if not taken:
             holder = _read(self._fd)
             os.close(self._fd)
-            raise FolderBusy(f"{self.folder} is being written by another {describe(holder)}. Two writers on one "
-                             f"folder corrupt it: wait for that one to finish, stop it (kill {holder.get('pid', 'PID')}"
-                             f"{' on ' + str(holder['host']) if holder.get('host') else ''}), or choose another folder")
+            raise FolderBusy(_refusal(self.folder, holder, purpose))
         previous = _read(self._fd)
         try:
             self._check_no_stray_ranks(previous)
+            if purpose in READERS and previous and previous.get("purpose") not in READERS:
+                raise FolderBusy(f"{self.folder} is half-written: its last writer ({describe(previous)}) was stopped "
+                                 f"before it finished. Finish it first (run that command again: what it finished is "
+                                 f"kept), then try again; nothing was uploaded")
         except FolderBusy:
-            self._close()
+            self._close()  # the dead writer's record stays, for the rerun to report
             raise
         if previous:
             print(f"hallubench: {self.folder}: taking over the lock of a writer that died without releasing it "
@@ -153,14 +178,40 @@ def hold(folder: Path, purpose: str) -> Iterator[FolderLock]:
         lock.release()
 
 
-def writes_folder(purpose: str, argument: str = "output_dir") -> Callable:
-    """Decorator: the function runs holding the lock of the folder passed as `argument`."""
+def _locked(argument: str, lock: Callable[[Path], Any]) -> Callable:
+    """Decorator: the function runs inside `lock(folder)`, the folder being its argument `argument`."""
     def decorate(function: Callable) -> Callable:
         signature = inspect.signature(function)
 
         @functools.wraps(function)
         def locked(*args: Any, **kwargs: Any) -> Any:
-            with hold(Path(signature.bind(*args, **kwargs).arguments[argument]), purpose):
+            with lock(Path(signature.bind(*args, **kwargs).arguments[argument])):
                 return function(*args, **kwargs)
         return locked
     return decorate
+
+
+def writes_folder(purpose: str, argument: str = "output_dir") -> Callable:
+    """Decorator: the function runs holding the lock of the folder passed as `argument`."""
+    return _locked(argument, lambda folder: hold(folder, purpose))
+
+
+@contextmanager
+def reading(folder: Path, purpose: str, marker: str | None = None) -> Iterator[FolderLock | None]:
+    """The lock of `folder` while `purpose` (one of READERS) reads it whole to upload it; FolderBusy naming the
+    holder if a writer or another upload holds it, or if its last writer was killed half-way.
+
+    Nothing is made for a folder that hallubench has not written: no folder, and no lock file in a folder that
+    holds neither one nor `marker` (the file its kind of folder always has). No writer can be at work there
+    (a writer makes the lock file first), and the caller refuses such a folder with its own message."""
+    folder = Path(folder)
+    if not (folder / LOCK_NAME).is_file() and not (marker and (folder / marker).is_file()):
+        yield None
+        return
+    with hold(folder, purpose) as lock:
+        yield lock
+
+
+def reads_folder(purpose: str, argument: str, marker: str | None = None) -> Callable:
+    """Decorator: the function reads the folder passed as `argument` (to upload it) inside `reading`."""
+    return _locked(argument, lambda folder: reading(folder, purpose, marker))

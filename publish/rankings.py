@@ -1,36 +1,65 @@
 """Upload a ranking folder to a Hub dataset repo in one commit, through publish/hub.py (token from the argument,
-HF_TOKEN or login; only ever in the Authorization header; masked in errors)."""
+HF_TOKEN or login; only ever in the Authorization header; masked in errors).
+
+The folder is read holding its lock (harness/folder_lock.py), so a `rank` writing it refuses the push and a
+`rank` starting meanwhile is refused. A ranking of runs made on the embedded synthetic mini benchmarks
+(crosscheck.json `mini_data`) is refused unless `allow_mini_data`; then its card is tagged so, and its
+leaderboard (the card's text) says MINI DATA in its title and first line."""
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
 import yaml
 
 from hallubench.errors import PublishError
+from hallubench.harness import folder_lock
 from hallubench.publish.hub import DatasetRepo
+from hallubench.ranking.board import mini_runs
 from hallubench.ranking.report import FILES
 
 # The tables as `datasets` configs, so `load_dataset(repo, "documents")` reads the pushed ranking.
 CONFIGS = {"leaderboard": "leaderboard.csv", "documents": "documents.csv", "sentences": "sentences.jsonl"}
-CARD_META = {
-    "tags": ["hallubench", "crosscheck", "hallucination"],
-    "configs": [{"config_name": name, **({"default": True} if name == "leaderboard" else {}),
-                 "data_files": [{"split": "train", "path": path}]} for name, path in CONFIGS.items()],
-}
-CARD_HEADER = "---\n" + yaml.safe_dump(CARD_META, sort_keys=False) + "---\n"
+CROSSCHECK_JSON = "crosscheck.json"
 
 
+def card_header(mini: bool) -> str:
+    """The card's YAML front matter: tags (a mini ranking's marked) and the tables' configs."""
+    meta = {
+        "tags": ["hallubench", "crosscheck", "hallucination"] + (["hallubench-mini-data"] if mini else []),
+        "configs": [{"config_name": name, **({"default": True} if name == "leaderboard" else {}),
+                     "data_files": [{"split": "train", "path": path}]} for name, path in CONFIGS.items()],
+    }
+    return "---\n" + yaml.safe_dump(meta, sort_keys=False) + "---\n"
+
+
+def _mini_data(folder: Path) -> dict[str, Any]:
+    path = folder / CROSSCHECK_JSON
+    try:
+        return json.loads(path.read_text(encoding="utf-8")).get("mini_data") or {}
+    except (ValueError, AttributeError) as err:
+        raise PublishError(f"{path}: {err}; make the ranking again with `hallubench rank`") from None
+
+
+@folder_lock.reads_folder("push-to-hub", "folder", CROSSCHECK_JSON)
 def push_ranking(folder: Path, repo_id: str, *, token: str | None = None, private: bool | None = None,
-                 endpoint: str | None = None) -> tuple[str, str]:
+                 endpoint: str | None = None, allow_mini_data: bool = False) -> tuple[str, str]:
     """Commit the ranking files plus a README.md card (YAML `configs:` for the tables, the leaderboard and its
-    chart); (repo url, commit url)."""
+    chart); (repo url, commit url). `allow_mini_data` pushes a ranking of mini-benchmark runs (refused otherwise)."""
     folder = Path(folder)
     missing = [name for name in FILES if not (folder / name).is_file()]
     if missing:
         raise PublishError(f"{folder} is not a ranking folder (no {', '.join(missing)}); make it with "
                            "`hallubench rank` or `hallubench crosscheck`")
+    mini = _mini_data(folder)
+    if mini and not allow_mini_data:
+        raise PublishError(
+            f"{folder} ranks runs made on the embedded synthetic mini benchmarks ({mini_runs(mini)}), so it measures nothing "
+            "about the models. Rank runs on the real benchmarks (`hallubench build`, then --data-dir), or pass "
+            "--allow-mini-data to push it anyway, marked as mini data (ranking again reuses the cached judgments)")
     files = {name: (folder / name).read_bytes() for name in FILES}
-    card = CARD_HEADER + files["leaderboard.md"].decode("utf-8") + "\n![leaderboard](leaderboard.png)\n"
+    card = card_header(bool(mini)) + files["leaderboard.md"].decode("utf-8") + "\n![leaderboard](leaderboard.png)\n"
     files["README.md"] = card.encode("utf-8")
     hub = DatasetRepo(repo_id, token=token, private=private, endpoint=endpoint)
     with hub.errors(f"publishing ranking {folder} to dataset repo {repo_id}"):

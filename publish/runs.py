@@ -14,9 +14,13 @@ A run made on the embedded synthetic mini benchmarks (results.json `run.mini_dat
 `allow_mini_data`; then the card says so in its title and first lines, and no `.eval_results` go to the
 model repo (synthetic scores must not appear next to a model's benchmark results).
 
-Nothing is written to the run folder. The token (argument, `HF_TOKEN` or the huggingface_hub login)
-only goes into HfApi, which sends it as the Authorization header; it is never printed, logged or put
-in an error message.
+The run folder is read holding its lock (harness/folder_lock.py), and so is the folder its samples come from
+when they are not in it: a run writing either refuses the publish, naming the run, a run starting meanwhile
+is refused, naming the publish, and two publishes of one folder take turns. Nothing is written to the run
+folder but the lock's record (emptied again at the end).
+
+The token (argument, `HF_TOKEN` or the huggingface_hub login) only goes into HfApi, which sends it as the
+Authorization header; it is never printed, logged or put in an error message.
 """
 from __future__ import annotations
 
@@ -31,7 +35,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from hallubench.errors import PublishError
 from hallubench.publish.hub import DatasetRepo
-from hallubench.harness import store
+from hallubench.harness import folder_lock, store
 from hallubench.publish.dataset_card import dataset_card, model_folder, model_label, samples_path
 from hallubench.publish.eval_results import eval_result_files, hub_model_id
 from hallubench.harness.plot import PLOT
@@ -72,8 +76,9 @@ def read_run(run_dir: Path) -> tuple[Results, bytes, dict[str, dict[str, Any]]]:
         raise PublishError(f"{path}: {err}") from None
     records = store.read_store(run_dir).records
     source = results.run.from_outputs
-    if not records and source and Path(source).is_dir():
-        records = store.read_store(Path(source)).records
+    if not records and source and Path(source).is_dir() and Path(source).resolve() != run_dir.resolve():
+        with folder_lock.reading(Path(source), "publish", store.MERGED):
+            records = store.read_store(Path(source)).records
     return results, raw, records
 
 
@@ -109,6 +114,7 @@ def samples_parquet(records: dict[str, dict[str, Any]]) -> dict[str, bytes]:
     return out
 
 
+@folder_lock.reads_folder("publish", "run_dir", RESULTS)
 def publish_run(run_dir: Path, repo_id: str, *, token: str | None = None, private: bool | None = None,
                 model_results: bool = True, model_id: str | None = None, create_pr: bool = True,
                 benchmark_ids: dict[str, str] | None = None, endpoint: str | None = None,

@@ -28,7 +28,8 @@ class Board:
 @dataclass
 class Ranking:
     """What a CrossCheck ranking produced; `folder` is where it was written (None until then); `uncertainty`
-    per board, the bootstrap intervals and adjacent sign tests (ranking/intervals.py), made on creation."""
+    per board, the bootstrap intervals and adjacent sign tests (ranking/intervals.py), made on creation;
+    `mini_data`: run name -> its ranked tasks that it made on the embedded synthetic mini benchmarks."""
 
     boards: list[Board]
     judge: dict[str, Any]
@@ -37,6 +38,7 @@ class Ranking:
     correlations: dict[str, dict[str, Any]] = field(default_factory=dict)
     folder: Path | None = None
     uncertainty: dict[str, dict[str, Any]] = field(default_factory=dict)
+    mini_data: dict[str, list[str]] = field(default_factory=dict)
 
     def __post_init__(self):
         for board in self.boards:
@@ -61,9 +63,18 @@ class Ranking:
                 })
         return out
 
+    def mini_notice(self) -> str | None:
+        """The warning above a ranking of runs made on the embedded synthetic mini benchmarks; None otherwise."""
+        if not self.mini_data:
+            return None
+        return (f"MINI DATA: runs made on the embedded synthetic mini benchmarks (--data-dir mini): "
+                f"{mini_runs(self.mini_data)}. This ranking is a pipeline check, not a measurement of the models.")
+
     def table(self) -> str:
-        """The leaderboard as markdown, one table per board, plus correlations and judge counters."""
-        lines = []
+        """The leaderboard as markdown (after the MINI DATA warning, if any), one table per board, plus
+        correlations and judge counters."""
+        notice = self.mini_notice()
+        lines = [f"**{notice}**", ""] if notice else []
         for board in self.boards:
             lines += [f"### {board.name}", "", "| rank | model | CrossCheck ↓ | 95% CI | vs next: sign test p "
                       "| SelfCheck ↓ | RefCheck ↓ | sentences |", "|---:|---|---:|---:|---:|---:|---:|---:|"]
@@ -103,7 +114,13 @@ class Ranking:
                 "notes": b.notes, "correlations": self.correlations.get(b.name, {}),
                 "uncertainty": self.uncertainty[b.name],
             }
-        return {"boards": boards, "judge": self.judge, "config": self.config, "runs": self.runs}
+        return {"boards": boards, "judge": self.judge, "config": self.config, "runs": self.runs,
+                "mini_data": self.mini_data}
+
+
+def mini_runs(mini_data: dict[str, list[str]]) -> str:
+    """`a (task1, task2); b (task1)`: the runs and their tasks made on the mini benchmarks."""
+    return "; ".join(f"{name} ({', '.join(tasks)})" for name, tasks in sorted(mini_data.items()))
 
 
 def _fmt(value: float | None) -> str:

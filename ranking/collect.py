@@ -2,11 +2,14 @@
 the items every model answered (the run folder is the source of truth: no model is loaded here)."""
 from __future__ import annotations
 
+import json
 from collections import defaultdict
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from hallubench.harness import store
+from hallubench.harness.runner import RESULTS
 from hallubench.errors import ConfigError, RunFolderNotFoundError
 
 
@@ -69,4 +72,23 @@ def collect(run_dirs: dict[str, Path], tasks: list[str] | None = None) -> list[T
             dropped={name: sorted(set(records) - set(ids)) for name, records in per_model.items()
                      if set(records) - set(ids)},
         ))
+    return out
+
+
+def mini_data(run_dirs: Mapping[str, Path], tasks: Sequence[str]) -> dict[str, list[str]]:
+    """Run name -> those of `tasks` that its results.json lists as made on the embedded synthetic mini benchmarks
+    (`run.mini_data`), for each run with any. A folder without results.json (an unfinished run) lists none."""
+    out = {}
+    for name, folder in run_dirs.items():
+        path = Path(folder) / RESULTS
+        if not path.is_file():
+            continue
+        try:
+            listed = (json.loads(path.read_text(encoding="utf-8")).get("run") or {}).get("mini_data") or []
+        except (ValueError, AttributeError) as err:
+            raise ConfigError(f"{path} (model {name!r}) cannot be read ({err}), so whether its run used the mini "
+                              "benchmarks is unknown; run that run's command again to write it anew (it resumes: "
+                              "no sample is generated twice)") from None
+        if mini := sorted(set(listed) & set(tasks)):
+            out[name] = mini
     return out

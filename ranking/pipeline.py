@@ -10,7 +10,7 @@ from hallubench.errors import ConfigError
 from hallubench.judges import JudgmentCache, sentence_backend
 from hallubench.models.redact import redact_values
 from hallubench.ranking.aggregate import WEIGHTINGS
-from hallubench.ranking.collect import TaskResponses, collect
+from hallubench.ranking.collect import TaskResponses, collect, mini_data
 from hallubench.ranking.correlate import correlation, load_reference
 from hallubench.ranking.evidence import generate_evidence
 from hallubench.ranking.board import Board, Ranking
@@ -134,7 +134,8 @@ def rank(run_dirs: Mapping[str, Path] | Sequence[Path], output_dir: Path, *, tas
 
     Every model is target and evidence (its own samples included, as in the paper); `refcheck` also judges
     the targets against the rows' human references (RefCheck) and correlates with it; `reference` is a file
-    for `load_reference`.
+    for `load_reference`. Runs whose results.json marks ranked tasks as made on the mini benchmarks make a
+    ranking marked so (`Ranking.mini_data`).
     """
     if weighting not in WEIGHTINGS:
         raise ConfigError(f"--weighting {weighting!r}: choose one of {', '.join(WEIGHTINGS)}")
@@ -145,6 +146,7 @@ def rank(run_dirs: Mapping[str, Path] | Sequence[Path], output_dir: Path, *, tas
             raise ConfigError("two run folders share a name; pass NAME=DIR to tell them apart")
     ref = load_reference(reference, reference_higher_is_better) if reference else None
     responses = collect(dict(run_dirs), list(tasks) if tasks else None)
+    mini = mini_data(run_dirs, [r.task for r in responses])
     judges = make_evidence_judges(judge, judge_args, JudgmentCache(cache) if cache else None, run_dirs)
     judges.set_strict(strict_judging)  # a pair failing alone aborts instead of being recorded as a judge error
     try:
@@ -161,6 +163,7 @@ def rank(run_dirs: Mapping[str, Path] | Sequence[Path], output_dir: Path, *, tas
                 **dict(config or {})},
         runs={name: str(path) for name, path in run_dirs.items()},
         correlations={b.name: _correlations(b, ref) for b in boards.values()},
+        mini_data=mini,
     )
     write_ranking(ranking, Path(output_dir))
     return ranking

@@ -63,7 +63,8 @@ def write_ranking(ranking: Ranking, folder: Path) -> Path:
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     ranking.folder = folder
-    _atomic_write(folder / "leaderboard.md", "# CrossCheck leaderboard\n\n" + ranking.table())
+    title = "# CrossCheck leaderboard" + (" (mini data)" if ranking.mini_data else "")
+    _atomic_write(folder / "leaderboard.md", f"{title}\n\n{ranking.table()}")
     _atomic_write(folder / "leaderboard.csv", _csv(ranking.rows(), COLUMNS))
     _atomic_write(folder / "documents.csv", _csv(document_rows(ranking), ("board", "model", "id", "crosscheck", "refcheck")))
     _atomic_write(folder / "sentences.jsonl", "".join(line + "\n" for line in sentence_lines(ranking)))

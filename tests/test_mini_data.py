@@ -1,11 +1,14 @@
 """No silent synthetic data: `run` and `crosscheck` need --data-dir; `--data-dir mini` (and `demo`) use the mini
 benchmarks, and results made on them say so in results.json, in the terminal table and on the Hub card;
-`publish` refuses them unless --allow-mini-data."""
+`publish` refuses them unless --allow-mini-data. A ranking of such runs says so in its table, leaderboard.md,
+crosscheck.json and Hub card, and `rank --push-to-hub` refuses it unless --allow-mini-data."""
 from __future__ import annotations
 
 import json
+import shutil
 
 import pytest
+import yaml
 from test_publish_hub import MODEL, TOKEN, ChatModelTestDouble, HubTestDouble  # noqa: F401 (hub fixture below)
 
 from hallubench.cli.main import main
@@ -114,7 +117,75 @@ def test_publish_with_the_flag_says_mini_on_the_card_and_leaves_the_model_repo_a
     assert "**Mini data.** cmm, mhalubench ran on hallubench's embedded synthetic mini benchmarks" in card
 
 
+def test_run_push_to_hub_refuses_mini_results_unless_allowed(mini_run, hub, tmp_path, capsys):
+    argv = ["run", "--from-outputs", str(mini_run[0]), "--output-dir", str(tmp_path / "rescored"), "--push-to-hub",
+            "me/mini"]
+    assert main(argv) == 2 and hub.requests == []
+    assert "--allow-mini-data" in capsys.readouterr().err
+    assert main([*argv, "--allow-mini-data"]) == 0
+    [commit] = hub.commits
+    assert "(mini data)" in commit["files"]["README.md"].decode()
+
+
 def test_rescoring_keeps_the_mark(mini_run, tmp_path):
     out, _ = mini_run
     assert main(["run", "--from-outputs", str(out), "--output-dir", str(tmp_path / "rescored")]) == 0
     assert json.loads((tmp_path / "rescored" / "results.json").read_text())["run"]["mini_data"] == ["cmm", "mhalubench"]
+
+
+def _with_mini_data(run_dir, tasks):
+    """`run_dir`'s results.json saying that `tasks` ran on the mini benchmarks."""
+    from hallubench.harness.results_schema import Results
+    from hallubench.harness.runner import write_results
+
+    results = Results.from_dict(json.loads((run_dir / "results.json").read_text()))
+    results.run.mini_data = tasks
+    write_results(results, run_dir)
+    return run_dir
+
+
+def _rank(mini_run, tmp_path, b_tasks, *flags):
+    """`hallubench rank a=<the mini run> b=<its copy, marked mini for b_tasks> --push-to-hub me/ranking`."""
+    out, _ = mini_run
+    b = _with_mini_data(shutil.copytree(out, tmp_path / "b"), b_tasks)
+    ranking = tmp_path / "ranking"
+    code = main(["rank", f"a={out}", f"b={b}", "--output-dir", str(ranking), "--cache", str(tmp_path / "j.sqlite"),
+                 "--push-to-hub", "me/ranking", *flags])
+    return code, ranking
+
+
+def _card(commit):
+    card = commit["files"]["README.md"].decode()
+    return yaml.safe_load(card.split("---\n")[1]), card
+
+
+def test_a_ranking_of_mini_runs_says_so_and_is_pushed_only_when_allowed(mini_run, hub, tmp_path, capsys):
+    # a ran cmm and mhalubench on mini data; b's results.json marks only cmm, which is not ranked (no samples).
+    code, ranking = _rank(mini_run, tmp_path, ["cmm"])
+    assert code == 2
+    printed, err = capsys.readouterr()
+    notice = ("MINI DATA: runs made on the embedded synthetic mini benchmarks (--data-dir mini): a (mhalubench). "
+              "This ranking is a pipeline check, not a measurement of the models.")
+    assert f"**{notice}**\n\n### mhalubench" in printed
+    assert (ranking / "leaderboard.md").read_text().startswith(f"# CrossCheck leaderboard (mini data)\n\n**{notice}**")
+    assert json.loads((ranking / "crosscheck.json").read_text())["mini_data"] == {"a": ["mhalubench"]}
+    assert f"{ranking} ranks runs made on the embedded synthetic mini benchmarks (a (mhalubench))" in err
+    assert "--allow-mini-data" in err and hub.requests == []  # refused before anything went to the Hub
+
+    code, ranking = _rank(mini_run, tmp_path / "again", ["cmm"], "--allow-mini-data")
+    assert code == 0
+    [commit] = hub.commits
+    meta, card = _card(commit)
+    assert "hallubench-mini-data" in meta["tags"] and f"# CrossCheck leaderboard (mini data)\n\n**{notice}**" in card
+
+
+def test_a_ranking_whose_mini_tasks_are_not_ranked_is_not_marked(mini_run, hub, tmp_path, capsys):
+    _with_mini_data(mini_run[0], ["cmm"])  # only cmm ran on mini data, and cmm is not ranked
+    code, ranking = _rank(mini_run, tmp_path, [])
+    assert code == 0
+    assert "MINI DATA" not in capsys.readouterr().out
+    assert "MINI DATA" not in (ranking / "leaderboard.md").read_text()
+    assert json.loads((ranking / "crosscheck.json").read_text())["mini_data"] == {}
+    [commit] = hub.commits
+    meta, card = _card(commit)
+    assert "hallubench-mini-data" not in meta["tags"] and "MINI DATA" not in card and "(mini data)" not in card

@@ -10,8 +10,11 @@ import io
 import itertools
 import json
 import logging
+import os
 import re
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import httpx2
@@ -68,6 +71,7 @@ class HubTestDouble:
         self.commits: list[dict] = []
         self.unexpected: list[str] = []
         self.files: dict[tuple[str, str], dict[str, bytes]] = {}  # (kind, repo) -> what its commits hold
+        self.on_commit = None  # called with (kind, repo) when a commit arrives, before it is answered
 
     def __call__(self, request: httpx2.Request) -> httpx2.Response:
         path, body = request.url.path, request.content
@@ -107,6 +111,8 @@ class HubTestDouble:
         return httpx2.Response(404, json={"error": "not in the Hub test double"})
 
     def _commit(self, kind: str, repo_id: str, request: httpx2.Request) -> httpx2.Response:
+        if self.on_commit:
+            self.on_commit(kind, repo_id)
         lines = [json.loads(line) for line in request.content.splitlines()]
         files = {line["value"]["path"]: base64.b64decode(line["value"]["content"])
                  for line in lines if line["key"] == "file"}
@@ -282,7 +288,7 @@ def test_folder_without_results_json_is_a_clear_error(hub, tmp_path, capfd):
     assert main(["publish", str(tmp_path), "--repo", REPO, "--token", TOKEN]) == 2
     err = capfd.readouterr().err
     assert str(tmp_path) in err and "results.json" in err and "hallubench run" in err
-    assert hub.requests == []
+    assert hub.requests == [] and not any(tmp_path.iterdir())  # no lock file left in a folder no run wrote
 
 
 def test_no_token_is_a_clear_error_before_any_request(run_dir, hub, capfd):
@@ -325,3 +331,33 @@ def test_a_second_model_joins_the_first_in_the_results_repo(run_dir, hub, monkey
         assert datasets.load_dataset(str(repo), name, split="test", cache_dir=str(tmp_path / "c")).num_rows == 4
     models = [c for c in hub.commits if c["kind"] == "model"]
     assert [c["repo"] for c in models] == [MODEL, "org/other-model"]
+
+
+def _second_process(*argv) -> tuple[int, str]:
+    """`hallubench ARGV` in another process, offline and without a token: (exit code, stderr)."""
+    env = {k: v for k, v in os.environ.items() if k != "HF_TOKEN"}
+    done = subprocess.run([sys.executable, "-m", "hallubench", *map(str, argv)], capture_output=True, text=True,
+                          env={**env, "HF_HUB_OFFLINE": "1", "HF_TOKEN_PATH": os.devnull}, timeout=300)
+    return done.returncode, done.stderr
+
+
+@pytest.mark.slow  # starts second processes
+def test_a_writer_or_a_second_publish_starting_mid_publish_is_refused_naming_it(run_dir, hub, monkeypatch, tmp_path):
+    monkeypatch.setenv("HF_TOKEN", TOKEN)
+    folder = tmp_path / "run"
+    shutil.copytree(run_dir, folder)
+    before = {p: p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+    refused = {}
+
+    def contend(kind, repo):  # while the results commit is on its way
+        refused["re-score"] = _second_process("run", "--from-outputs", folder)
+        refused["publish"] = _second_process("publish", folder, "--repo", REPO)
+
+    hub.on_commit = contend
+    assert main(["publish", str(folder), "--repo", REPO, "--no-model-results"]) == 0
+    assert set(refused) == {"re-score", "publish"}
+    for code, err in refused.values():
+        assert code == 2 and f"{folder} is being uploaded by hallubench publish pid {os.getpid()}" in err, err
+    assert len(hub.commits) == 1
+    # Nothing changed: the refused re-score wrote no results.json, and the lock's record is empty again.
+    assert {p: p.read_bytes() for p in folder.rglob("*") if p.is_file()} == before

@@ -142,6 +142,9 @@ def test_rank_errors(tmp_path, capsys):
     b = _run_folder(tmp_path / "b", {"q1": RED}, [RED], extra=[cmm])
     assert main(["rank", str(a), str(b), "--tasks", "cmm", "--output-dir", str(tmp_path / "o")]) == 2
     assert "task 'cmm' has no sampled passages" in capsys.readouterr().err
+    (a / "results.json").write_text("{")  # whether the run used the mini benchmarks can no longer be read
+    assert main(["rank", str(a), str(b), "--output-dir", str(tmp_path / "o")]) == 2
+    assert f"{a / 'results.json'} (model 'a') cannot be read" in capsys.readouterr().err
 
 
 def test_rank_with_llm_judge_on_tiny_model_counts_unparseable_outputs(tmp_path, capsys):
@@ -201,3 +204,39 @@ def test_crosscheck_checks_the_judge_before_generating(judge_flags, message, cap
     # The checkpoints do not exist: reaching generation would fail differently, so the judge check comes first.
     assert main(["crosscheck", "--models", "/no/a,/no/b", "--tasks", TASK, *judge_flags]) == 2
     assert message in capsys.readouterr().err
+
+
+@pytest.mark.slow  # starts a second process
+def test_a_rank_starting_mid_push_is_refused_naming_the_push(tmp_path, monkeypatch, capsys):
+    import subprocess
+    import sys
+
+    import httpx2
+    from huggingface_hub import constants, set_client_factory
+    from huggingface_hub.utils._http import default_client_factory
+
+    from test_publish_hub import TOKEN, HubTestDouble
+
+    a = _run_folder(tmp_path / "a", {"q1": RED}, [RED])
+    b = _run_folder(tmp_path / "b", {"q1": DOG}, [DOG])
+    out = tmp_path / "ranking"
+    refused = []
+
+    def contend(kind, repo):  # while the ranking's commit is on its way
+        refused.append(subprocess.run([sys.executable, "-m", "hallubench", "rank", str(a), str(b), "--output-dir",
+                                       str(out)], capture_output=True, text=True, timeout=300))
+
+    monkeypatch.setenv("HF_TOKEN", TOKEN)
+    monkeypatch.setattr(constants, "HF_TOKEN_PATH", str(tmp_path / "no-login-token"))
+    double = HubTestDouble()
+    double.on_commit = contend
+    set_client_factory(lambda: httpx2.Client(transport=httpx2.MockTransport(double)))
+    try:
+        assert main(["rank", str(a), str(b), "--output-dir", str(out), "--cache", str(tmp_path / "j.sqlite"),
+                     "--push-to-hub", "me/ranking"]) == 0
+    finally:
+        set_client_factory(default_client_factory)
+    [second] = refused
+    assert second.returncode == 2
+    assert f"{out} is being uploaded by hallubench push-to-hub pid {os.getpid()}" in second.stderr, second.stderr
+    assert [c["files"]["leaderboard.md"] for c in double.commits] == [(out / "leaderboard.md").read_bytes()]

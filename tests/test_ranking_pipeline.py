@@ -190,15 +190,17 @@ def test_push_to_hub_uploads_the_ranking_folder(setup, runs, monkeypatch, tmp_pa
     monkeypatch.setattr(constants, "HF_TOKEN_PATH", str(tmp_path / "no-login-token"))
     double = HubTestDouble()
     set_client_factory(lambda: httpx2.Client(transport=httpx2.MockTransport(double)))
-    try:
-        assert push(setup[0] / "out" / "ranking", "me/crosscheck-ranking", "rank") == 0
+    try:  # the runs are on the mini benchmarks: refused unless allowed, then marked
+        assert push(setup[0] / "out" / "ranking", "me/crosscheck-ranking", "rank") == 2 and not double.requests
+        assert push(setup[0] / "out" / "ranking", "me/crosscheck-ranking", "rank", allow_mini_data=True) == 0
     finally:
         set_client_factory(default_client_factory)
     (commit,) = double.commits
     assert commit["repo"] == "me/crosscheck-ranking" and commit["kind"] == "dataset"
     assert set(commit["files"]) == set(FILES) | {"README.md"}
     assert commit["files"]["leaderboard.csv"] == (setup[0] / "out" / "ranking" / "leaderboard.csv").read_bytes()
-    assert "### avhallubench_visual" in commit["files"]["README.md"].decode()
+    card = commit["files"]["README.md"].decode()
+    assert "### avhallubench_visual" in card and "hallubench-mini-data" in card and "**MINI DATA: runs made" in card
     # The card's configs read the pushed tables with plain `datasets`.
     import datasets
 

@@ -98,7 +98,10 @@ def openai_run_argv(server, data_dir, out, *extra, model_args="", tasks="cmm", u
 
 
 def env():
-    return {**os.environ, "HB_RELIABILITY_KEY": API_KEY, "HF_HUB_OFFLINE": "1", "PYTHONUNBUFFERED": "1"}
+    """The children's environment: offline, with no Hub token (HF_TOKEN unset, no login file)."""
+    inherited = {k: v for k, v in os.environ.items() if k != "HF_TOKEN"}
+    return {**inherited, "HB_RELIABILITY_KEY": API_KEY, "HF_HUB_OFFLINE": "1", "PYTHONUNBUFFERED": "1",
+            "HF_TOKEN_PATH": str(ROOT / "tests" / "reliability" / "no-hub-login")}
 
 
 def hallubench(*argv, **kwargs):

@@ -1,5 +1,6 @@
 """One writer per run folder and per ranking folder, with real processes: a second writer stops at once
-naming the holder; a killed writer's lock is taken over; survivors of a killed launch block a new run."""
+naming the holder; a killed writer's lock is taken over; survivors of a killed launch block a new run;
+`publish` and a ranking's push are refused while a writer holds the folder, or after one was killed half-way."""
 import json
 import os
 import signal
@@ -68,12 +69,53 @@ def test_lock_of_a_killed_run_is_taken_over_and_nothing_is_lost(server, data_dir
     os.killpg(killed.pid, signal.SIGKILL)
     killed.wait()
     server.release.set()
+    publish = hallubench("publish", out, "--repo", "me/x")
+    _, err = publish.communicate(timeout=120)
+    assert publish.returncode == 2
+    assert f"{out} is half-written: its last writer (hallubench run pid {killed.pid}" in err and "nothing was uploaded" in err
     rerun = hallubench(*openai_run_argv(server, data_dir, out))
     _, err = rerun.communicate(timeout=300)
     assert rerun.returncode == 0, err
-    assert "taking over the lock of a writer that died" in err and f"pid {killed.pid}" in err
+    assert "taking over the lock of a writer that died" in err and f"pid {killed.pid}" in err  # the refused publish kept it
     records, _ = store.read_jsonl(out / store.MERGED)
     assert len(records) == 2 and all(r["error"] is None for r in records)
+    _assert_publish_gets_past_the_lock(out)
+
+
+def _assert_publish_gets_past_the_lock(folder):
+    """`hallubench publish` with no Hub token: past the folder's lock it stops at the token, before any request
+    (the runs here are on the mini benchmarks)."""
+    publish = hallubench("publish", folder, "--repo", "me/x", "--allow-mini-data")
+    _, err = publish.communicate(timeout=120)
+    assert publish.returncode == 2 and "no Hugging Face token" in err, err
+
+
+def test_publish_is_refused_while_a_run_writes_the_folder_or_the_samples_it_reads(server, data_dir, tmp_path):
+    server.delay = 20.0
+    out = tmp_path / "run"
+    run = hallubench(*openai_run_argv(server, data_dir, out))
+    _wait_for_holder(out, run.pid)
+    publish = hallubench("publish", out, "--repo", "me/x")
+    _, err = publish.communicate(timeout=120)
+    assert publish.returncode == 2
+    assert f"{out} is being written by hallubench run pid {run.pid} on host {socket.gethostname()}" in err
+    assert "nothing was uploaded and the folder was not touched" in err
+    assert run.poll() is None, "the refused publish must not disturb the run"
+    server.release.set()
+    _, err = run.communicate(timeout=300)
+    assert run.returncode == 0, err
+    _assert_publish_gets_past_the_lock(out)
+    # A re-scored copy holds only results.json; publish reads its samples from the run folder, so holds that too.
+    rescored = tmp_path / "rescored"
+    assert hallubench("run", "--from-outputs", out, "--output-dir", rescored).wait(timeout=120) == 0
+    holder = _holder("lock = folder_lock.FolderLock(sys.argv[1], 'run')", out)
+    try:
+        publish = hallubench("publish", rescored, "--repo", "me/x", "--allow-mini-data")
+        _, err = publish.communicate(timeout=120)
+        assert publish.returncode == 2 and f"{out} is being written by hallubench run pid {holder.pid}" in err
+    finally:
+        os.killpg(holder.pid, signal.SIGKILL)
+        holder.wait()
 
 
 def test_survivors_of_a_killed_launch_block_a_new_run_until_they_stop(server, data_dir, tmp_path):
@@ -115,6 +157,22 @@ def test_ranking_folder_has_one_writer(tmp_path):
     third = hallubench("rank", *runs, "--output-dir", folder)
     _, err = third.communicate(timeout=120)
     assert "being written by" not in err and "taking over the lock" in err
+
+
+def test_a_ranking_is_not_pushed_while_a_rank_writes_it(tmp_path, capsys):
+    from hallubench.cli.rank import push
+
+    folder = tmp_path / "ranking"
+    holder = _holder("lock = folder_lock.FolderLock(sys.argv[1], 'rank')", folder)
+    try:
+        assert push(folder, "me/ranking", "rank") == 2
+        err = capsys.readouterr().err
+        assert f"{folder} is being written by hallubench rank pid {holder.pid}" in err and "nothing was uploaded" in err
+    finally:
+        os.killpg(holder.pid, signal.SIGKILL)
+        holder.wait()
+    assert push(folder, "me/ranking", "rank") == 2  # the killed rank left its ranking half-written
+    assert f"{folder} is half-written: its last writer (hallubench rank pid {holder.pid}" in capsys.readouterr().err
 
 
 def test_all_processes_of_one_launch_share_the_folder_and_a_second_run_is_refused(server, data_dir, tmp_path):
@@ -161,6 +219,11 @@ def test_an_unwritable_output_folder_is_a_named_error(tmp_path):
     (tmp_path / "file").write_text("")
     with pytest.raises(ConfigError, match="cannot create or lock .*choose a writable local folder"):
         FolderLock(tmp_path / "file" / "run", "run")
+    (tmp_path / "run" / folder_lock.LOCK_NAME).mkdir(parents=True)  # a lock file that cannot be opened for writing
+    (tmp_path / "run" / "results.json").write_text("{}")
+    with pytest.raises(ConfigError, match="cannot create or lock .*copy the folder to a writable local one and upload"):
+        with folder_lock.reading(tmp_path / "run", "publish", "results.json"):
+            pass
 
 
 def test_a_full_disk_while_appending_is_a_named_error_and_keeps_what_was_written(tmp_path):
