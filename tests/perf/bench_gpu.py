@@ -1,7 +1,7 @@
 """GPU benchmark: hallubench's generation and judging against direct transformers calls on a real-size model.
 
 Run on any CUDA machine (needs only torch, transformers and hallubench; nothing is downloaded):
-    python tests/perf/bench_gpu.py                 # Qwen2.5-VL-7B-shaped, bf16, ~15 min on one H100
+    python tests/perf/bench_gpu.py                 # Qwen2.5-VL-7B-shaped, bf16, ~7.5 min on one H100
     python tests/perf/bench_gpu.py --tiny          # smoke test on the CPU: tiny shapes, same code paths
 (not collected by pytest: the name is not test_*)
 
