@@ -35,6 +35,7 @@ from .hf_inputs import (
     PART_KINDS,
     accepted_media,
     audio_from_video_kwargs,
+    media_kinds,
     prompt_size,
     resample,
     set_seconds_per_grid,
@@ -198,8 +199,7 @@ class HFChatModel:
         apart = self.family is not None and self.family.batch_by_media
         groups: dict[tuple, list[int]] = {}
         for i in sorted(range(len(conversations)), key=lambda i: prompt_size(conversations[i])):
-            kinds = frozenset(PART_KINDS.get(type(part)) for message in conversations[i] for part in message.content)
-            groups.setdefault((group(i), kinds if apart else None), []).append(i)
+            groups.setdefault((group(i), media_kinds(conversations[i]) if apart else None), []).append(i)
         return [rows[start:start + self.batch_size] for rows in groups.values()
                 for start in range(0, len(rows), self.batch_size)]
 
@@ -307,7 +307,7 @@ class HFChatModel:
 
     def _check_media_mix(self, conversation: Conversation) -> None:
         """A family whose processor cannot mix media kinds in one call cannot take them in one prompt either."""
-        kinds = {PART_KINDS[type(p)] for m in conversation for p in m.content if type(p) in PART_KINDS}
+        kinds = media_kinds(conversation)
         if self.family is not None and self.family.batch_by_media and len(kinds) > 1:
             raise ValueError(f"{self.name} ({self.family.name}) cannot take {' and '.join(sorted(kinds))} in one "
                              "prompt: its processor turns them into one input; send them in separate prompts")

@@ -18,6 +18,12 @@ SUB_PROCESSORS = {"image": ("image_processor",), "video": ("video_processor",),
 PART_KINDS = {ImagePart: "image", VideoPart: "video", AudioPart: "audio"}
 
 
+def media_kinds(conversation: list) -> frozenset[str]:
+    """The media kinds ("image", "video", "audio") a conversation's parts hold."""
+    return frozenset(PART_KINDS[type(part)] for message in conversation for part in message.content
+                     if type(part) in PART_KINDS)
+
+
 def sub_processor(processor: Any, kind: str) -> Any:
     return next((part for name in SUB_PROCESSORS[kind] if (part := getattr(processor, name, None)) is not None), None)
 

@@ -40,7 +40,7 @@ def prefix_groups(prompts: list[list[int]]) -> list[tuple[int, list[int]]]:
             first = prompts[members[0]]
             common = _common_length(first, prompts[index])
             candidate = min(common, shared) if len(members) > 1 else common
-            shortest = min(len(first), len(prompts[index]), *(len(prompts[m]) for m in members))
+            shortest = min(len(prompts[m]) for m in (*members, index))
             candidate = min(candidate, shortest - 1)
             if candidate >= max(MIN_SHARED_TOKENS, MIN_SHARED_FRACTION * shortest):
                 groups[-1] = (candidate, members + [index])

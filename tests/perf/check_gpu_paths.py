@@ -27,8 +27,8 @@ import torch
 from PIL import Image
 
 from hallubench.models import AudioPart, GenerationSettings, ImagePart, Message, TextPart, VideoPart, get_model
-from hallubench.testing.tiny_models import EXTRA_KINDS, GENERIC_KINDS, KINDS, make_tiny_model
-from hallubench.testing.tiny_zoo import ZOO_FAMILIES, ZOO_SPECS, make_tiny_zoo_model
+from hallubench.testing.tiny_checkpoints import TINY_KINDS, make_tiny, requirements
+from hallubench.testing.tiny_zoo import ZOO_SPECS
 
 GREEDY = GenerationSettings(max_new_tokens=4)
 DEVICE = "cuda"  # --cpu: a smoke test of the script itself
@@ -40,17 +40,15 @@ PARTS = {
 
 
 def _families(work: Path):
-    """(name, folder) of every tiny kind that builds here (a zoo family whose package is missing is skipped)."""
-    for kind in (*KINDS, *EXTRA_KINDS, *GENERIC_KINDS):
-        yield kind, lambda kind=kind: make_tiny_model(kind, work / kind)
-    for family in ZOO_FAMILIES:
-        spec = ZOO_SPECS[family]
-        if spec.media_in_conversation:
+    """(name, builder) of every tiny kind that builds here (one whose package is missing is skipped)."""
+    for kind in TINY_KINDS:
+        if kind in ZOO_SPECS and ZOO_SPECS[kind].media_in_conversation:
             continue  # Voxtral: the adapter refuses it (media only inside mistral_common's conversation)
-        if any(importlib.util.find_spec(package) is None for package in spec.requires):
-            print(f"skip  family {family}: needs {', '.join(spec.requires)}")
+        missing = [package for package in requirements(kind) if importlib.util.find_spec(package) is None]
+        if missing:
+            print(f"skip  family {kind}: needs {', '.join(missing)}")
             continue
-        yield family, lambda family=family: make_tiny_zoo_model(family, work / f"zoo-{family}")
+        yield kind, lambda kind=kind: make_tiny(kind, work / kind)
 
 
 def check_family(name: str, build, device_map: bool = False) -> str:
@@ -61,7 +59,17 @@ def check_family(name: str, build, device_map: bool = False) -> str:
     media = sorted(model.accepts)
     prompts = [[Message("user", [PARTS[kind](), TextPart("Describe it.")])] for kind in media]
     if len(media) > 1:
-        prompts.append([Message("user", [*(PARTS[kind]() for kind in media), TextPart("Describe them.")])])
+        together = [Message("user", [*(PARTS[kind]() for kind in media), TextPart("Describe them.")])]
+        if model.family is not None and model.family.batch_by_media:  # its processor cannot mix them: refused
+            try:
+                model.prepare([together])
+            except ValueError as err:
+                if "in one prompt" not in str(err):
+                    raise
+            else:
+                raise AssertionError("a prompt mixing media kinds was not refused")
+        else:
+            prompts.append(together)
     prompts.append([Message("user", [TextPart("Say yes or no.")])])
     for prompt in prompts:  # each kind of prompt alone, then all in one batch (the harness and judges mix them)
         if len(model.generate([prompt], GREEDY)[0]) != 1:
@@ -81,7 +89,7 @@ def check_prefix_scoring(work: Path) -> str:
 
     from hallubench.judges.llm import EXPLICIT_PROMPT
 
-    tokenizer = AutoProcessor.from_pretrained(make_tiny_model("qwen2_vl", work / "tok")).tokenizer
+    tokenizer = AutoProcessor.from_pretrained(make_tiny("qwen2_vl", work / "tok")).tokenizer
     folder = work / "judge_lm"
     shape = dict(hidden_size=1536, intermediate_size=8960, num_hidden_layers=28, num_attention_heads=12,
                  num_key_value_heads=2) if DEVICE == "cuda" else dict(hidden_size=64, intermediate_size=128,
@@ -124,7 +132,7 @@ def check_run(work: Path, mini: Path | None) -> str:
     from hallubench.harness.runner import run
 
     data = ensure_mini(mini or work / "mini")
-    folder = make_tiny_model("qwen2_5_omni", work / "omni")
+    folder = make_tiny("qwen2_5_omni", work / "omni")
     options = RunOptions(model="hf", model_args={"pretrained": str(folder), "device": DEVICE, "dtype": "auto"},
                          tasks=["cmm", "avhallubench_visual"], output_dir=work / "run", data_dir=data, limit=2,
                          batch_size=4, gen_kwargs={"max_new_tokens": 8})
@@ -152,7 +160,7 @@ def main() -> int:
         work = Path(tmp)
         checks = [(f"family {name}", lambda name=name, build=build: check_family(name, build))
                   for name, build in _families(work)]
-        checks.append(("device_map=auto (qwen2_vl)", lambda: check_family("qwen2_vl", lambda: make_tiny_model(
+        checks.append(("device_map=auto (qwen2_vl)", lambda: check_family("qwen2_vl", lambda: make_tiny(
             "qwen2_vl", work / "auto"), device_map=True)))
         checks.append(("logprob judge, shared prefixes vs whole prompts", lambda: check_prefix_scoring(work)))
         checks.append(("hallubench run on the GPU", lambda: check_run(work, args.mini_dir)))
