@@ -20,6 +20,7 @@ COMMANDS: dict[str, str] = {
     "publish": "publish a run folder to the Hugging Face Hub",
     "crosscheck": "generate evidence with several models and rank them",
     "rank": "CrossCheck leaderboard from run folders",
+    "view": "a static site of a ranking: leaderboards, sentences coloured by CrossCheck score, run samples",
 }
 
 

@@ -18,6 +18,10 @@ class RunFolderNotFoundError(ConfigError):
     """A run folder (or the samples it should hold) is not there."""
 
 
+class NotARankingFolderError(ConfigError):
+    """A folder given as a ranking lacks what `hallubench rank` writes (crosscheck.json, sentences.jsonl) or holds a bad one."""
+
+
 class CorruptRecordError(ConfigError):
     """A line of a run folder's samples*.jsonl cannot be read as a sample record."""
 

@@ -12,7 +12,8 @@ def score_records(records: Mapping[str, Sequence], weighting: str = "task", temp
                   evidence_models: Sequence[str] | None = None, include_self: bool = True,
                   evidence_modality: Mapping[str, str] | None = None,
                   selfcheck_scores: Mapping[str, float] | None = None) -> dict[str, Any]:
-    """CrossCheck results (scores, ranking, eta, selfcheck_scores, document_scores, sentence_scores) of
+    """CrossCheck results (scores, ranking, eta, selfcheck_scores, document_scores, sentence_scores, and
+    evidence_scores: each sentence's mean judgment against each evidence model's passages, what the viewer shows) of
     records {systems, documents, evidence, judgments} (e.g. `CrossCheckRecords.compute_kwargs()`), with an optional
     `num_samples` column (each record's sample count, N_j of eq. 2; equal counts without it).
 
@@ -37,4 +38,7 @@ def score_records(records: Mapping[str, Sequence], weighting: str = "task", temp
                         include_self=include_self, evidence_modality=evidence_modality,
                         selfcheck_scores=selfcheck_scores, num_samples=counts)
     results["unweighted_evidence"] = unweighted
+    results["evidence_scores"] = {system: {document: {source: values.tolist() for source, values in available.items()}
+                                           for document, available in passages.items()}
+                                  for system, passages in table.items()}
     return results

@@ -1,4 +1,5 @@
-"""The ranking folder: leaderboard.md/.csv/.png, documents.csv, sentences.jsonl and crosscheck.json
+"""The ranking folder: leaderboard.md/.csv/.png, documents.csv, sentences.jsonl (each sentence's CrossCheck and
+RefCheck scores and its mean judgment per evidence model) and crosscheck.json
 (eta, scores, 95% intervals and sign tests, correlations, config, judge id, cache counters)."""
 from __future__ import annotations
 
@@ -46,13 +47,15 @@ def sentence_lines(ranking: Ranking) -> list[str]:
     for b in ranking.boards:
         for model, docs in b.results["sentence_scores"].items():
             ref = b.refcheck["sentence_scores"].get(model, {}) if b.refcheck else {}
+            by_evidence = b.results.get("evidence_scores", {}).get(model, {})
             for doc, scores in docs.items():
                 texts = b.sentences[model][b.documents.index(doc)]
                 for i, (text, score) in enumerate(zip(texts, scores)):
                     refs = ref.get(doc)
+                    evidence = {source: values[i] for source, values in by_evidence.get(doc, {}).items()}
                     lines.append(json.dumps({"board": b.name, "model": model, "id": doc, "index": i, "sentence": text,
-                                             "crosscheck": score, "refcheck": refs[i] if refs else None},
-                                            ensure_ascii=False))
+                                             "crosscheck": score, "refcheck": refs[i] if refs else None,
+                                             "evidence": evidence}, ensure_ascii=False))
     return lines
 
 

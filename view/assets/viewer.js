@@ -1,0 +1,109 @@
+// hallubench viewer: sortable tables, item search, sentence breakdowns, sample filters. No dependencies.
+(function () {
+  "use strict";
+  var root = document.body.getAttribute("data-root") || "";
+
+  function text(tag, content, cls) {
+    var el = document.createElement(tag);
+    el.textContent = content;
+    if (cls) el.className = cls;
+    return el;
+  }
+
+  // Sortable columns: click a header; numbers sort as numbers, empty cells last.
+  document.querySelectorAll("table.sortable").forEach(function (table) {
+    var heads = table.querySelectorAll("thead th");
+    heads.forEach(function (th, column) {
+      var button = th.querySelector("button");
+      if (!button) return;
+      button.addEventListener("click", function () {
+        var ascending = th.getAttribute("aria-sort") !== "ascending";
+        heads.forEach(function (h) { h.removeAttribute("aria-sort"); });
+        th.setAttribute("aria-sort", ascending ? "ascending" : "descending");
+        var numeric = th.getAttribute("data-type") === "number";
+        var body = table.tBodies[0];
+        var rows = Array.prototype.slice.call(body.rows);
+        rows.sort(function (a, b) {
+          var x = a.cells[column].getAttribute("data-sort"), y = b.cells[column].getAttribute("data-sort");
+          if (x === "" || y === "") return (x === "") - (y === "");
+          var order = numeric ? parseFloat(x) - parseFloat(y) : x.localeCompare(y);
+          return ascending ? order : -order;
+        });
+        rows.forEach(function (row) { body.appendChild(row); });
+      });
+    });
+  });
+
+  // Search over every item of every board (assets/items.js).
+  var input = document.getElementById("search"), list = document.getElementById("search-results");
+  if (input && list) {
+    input.addEventListener("input", function () {
+      var query = input.value.trim().toLowerCase();
+      list.textContent = "";
+      if (!query) { list.hidden = true; return; }
+      var found = (window.HALLUBENCH_ITEMS || []).filter(function (item) {
+        return item.id.toLowerCase().indexOf(query) >= 0 || item.text.toLowerCase().indexOf(query) >= 0;
+      }).slice(0, 30);
+      found.forEach(function (item) {
+        var li = document.createElement("li"), a = text("a", item.id);
+        a.href = root + item.href;
+        li.appendChild(a);
+        li.appendChild(text("small", item.board + (item.text ? " · " + item.text.slice(0, 90) : "")));
+        list.appendChild(li);
+      });
+      if (!found.length) list.appendChild(text("li", "no item matches"));
+      list.hidden = false;
+    });
+  }
+
+  // Sentence breakdown: each evidence model's mean judgment of the clicked sentence.
+  var data = document.getElementById("evidence-data");
+  if (data) {
+    var evidence = JSON.parse(data.textContent);
+    document.querySelectorAll(".response").forEach(function (article) {
+      var model = article.getAttribute("data-model"), panel = article.querySelector(".breakdown");
+      article.querySelectorAll(".sentence").forEach(function (span) {
+        function show() {
+          article.querySelectorAll(".sentence.selected").forEach(function (s) { s.classList.remove("selected"); });
+          span.classList.add("selected");
+          var scores = (evidence[model] || [])[parseInt(span.getAttribute("data-index"), 10)] || {};
+          panel.textContent = "";
+          panel.appendChild(text("p", "CrossCheck " + parseFloat(span.getAttribute("data-score")).toFixed(3) +
+            " for “" + span.textContent + "”. Each evidence model's mean judgment (0: its passages support the sentence):"));
+          var table = document.createElement("table"), names = Object.keys(scores).sort();
+          names.forEach(function (name) {
+            var row = table.insertRow();
+            row.appendChild(text("td", name));
+            row.appendChild(text("td", scores[name].toFixed(3)));
+          });
+          if (!names.length) panel.appendChild(text("p", "This ranking did not record per-evidence scores."));
+          else panel.appendChild(table);
+          panel.hidden = false;
+        }
+        span.addEventListener("click", show);
+        span.addEventListener("keydown", function (event) {
+          if (event.key === "Enter" || event.key === " ") { event.preventDefault(); show(); }
+        });
+      });
+    });
+  }
+
+  // Run pages: filter samples by task and by unreadable outputs.
+  var task = document.getElementById("task-filter"), unreadable = document.getElementById("unreadable-filter");
+  if (task && unreadable) {
+    var count = document.getElementById("shown-count");
+    var filter = function () {
+      var shown = 0;
+      document.querySelectorAll("tr.sample").forEach(function (row) {
+        var keep = (!task.value || row.getAttribute("data-task") === task.value) &&
+          (!unreadable.checked || row.getAttribute("data-status") !== "ok");
+        row.hidden = !keep;
+        shown += keep ? 1 : 0;
+      });
+      count.textContent = shown + " shown";
+    };
+    task.addEventListener("change", filter);
+    unreadable.addEventListener("change", filter);
+    filter();
+  }
+})();

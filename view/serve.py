@@ -1,0 +1,18 @@
+"""`hallubench view --serve`: the built site over HTTP on 127.0.0.1 (the site needs no server; this is for
+convenience, e.g. on a remote machine through an SSH tunnel)."""
+from __future__ import annotations
+
+import functools
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+
+def serve(site: Path, port: int = 8000) -> None:
+    """Serve `site` on http://127.0.0.1:`port`/ until interrupted (Ctrl-C)."""
+    handler = functools.partial(SimpleHTTPRequestHandler, directory=str(site))
+    with ThreadingHTTPServer(("127.0.0.1", port), handler) as server:
+        print(f"serving {site} at http://127.0.0.1:{server.server_address[1]}/ (Ctrl-C stops)", flush=True)
+        try:
+            server.serve_forever()
+        except KeyboardInterrupt:
+            pass

@@ -1,0 +1,161 @@
+"""`build_site`: a ranking folder (and run folders) -> a static site that works opened from disk.
+
+index.html holds one leaderboard per board; items/<board>/<n>.html one page per (board, item) with each model's
+sentences coloured by CrossCheck score; runs/<n>.html one page per run folder with every sample. File names are
+numbers, never the ids or names a ranking or run holds (those are data: escaped text, never part of a path).
+Media are copied into media/ from the dataset folder the runs read, so the site can be moved or pushed whole.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+import jinja2
+
+from hallubench.errors import ConfigError
+from hallubench.view.pages import (BINS, document_context, leaderboard_context, run_context, search_entries,
+                                   score_bin)
+from hallubench.view.sources import (RankingFolder, RunFolder, media_file, read_ranking, read_run_folder,
+                                     task_dataset_folder)
+
+HERE = Path(__file__).parent
+ASSETS = ("style.css", "viewer.js")
+MEDIA_SUFFIXES = {".mp4": "video", ".webm": "video", ".mkv": "video", ".mov": "video", ".avi": "video",
+                  ".wav": "audio", ".mp3": "audio", ".flac": "audio", ".m4a": "audio", ".ogg": "audio",
+                  ".png": "image", ".jpg": "image", ".jpeg": "image", ".gif": "image", ".webp": "image"}
+
+
+def environment() -> jinja2.Environment:
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(HERE / "templates"), autoescape=True,
+                             undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+    env.filters["num"] = lambda value, digits=3: "–" if value is None else f"{value:.{digits}f}"
+    env.filters["pval"] = lambda value: "–" if value is None else f"{value:.3g}"
+    env.globals.update(bins=BINS, score_bin=score_bin)
+    return env
+
+
+class MediaCopier:
+    """Copies each dataset media file once into the site's media/ folder (a hard link where the disk allows)."""
+
+    def __init__(self, site: Path):
+        self.folder, self.copied = site / "media", {}
+
+    def __call__(self, source: Path) -> str | None:
+        """The site-relative path of `source`'s copy, or None for a file type the browser cannot show."""
+        suffix = source.suffix.lower()
+        if suffix not in MEDIA_SUFFIXES:
+            return None
+        if source not in self.copied:
+            self.folder.mkdir(exist_ok=True)
+            target = self.folder / (hashlib.sha256(str(source).encode()).hexdigest()[:16] + suffix)
+            if not target.exists():
+                try:
+                    os.link(source, target)
+                except OSError:
+                    shutil.copyfile(source, target)
+            self.copied[source] = f"media/{target.name}"
+        return self.copied[source]
+
+
+def _runs_of_ranking(ranking: RankingFolder, given: Sequence[RunFolder]) -> dict[str, RunFolder]:
+    """Model name -> its run folder: those given on the command line by their folder name, else the path the
+    ranking recorded, else <ranking>/../runs/<name> (where `crosscheck` puts them); a run not found is left out."""
+    by_name = {run.folder.name: run for run in given}
+    out = {}
+    for name, recorded in (ranking.data.get("runs") or {}).items():
+        if name in by_name:
+            out[name] = by_name[name]
+            continue
+        for candidate in (Path(str(recorded)), ranking.folder.parent / "runs" / str(name)):
+            try:
+                out[name] = read_run_folder(candidate)
+                break
+            except ConfigError:
+                continue
+    return out
+
+
+def _media_of(runs: dict[str, RunFolder], task: str, data_dir: Path | None, copy: MediaCopier) -> dict[str, list]:
+    """item id -> the media its records name (first run holding the item), each with its copy in the site when
+    the dataset folder is on this machine, else only the recorded path."""
+    out: dict[str, list] = {}
+    for run in runs.values():
+        folder = task_dataset_folder(run, task, data_dir)
+        for item, record in run.by_task().get(task, {}).items():
+            if item in out:
+                continue
+            entries: dict[str, dict] = {}  # one player per file: a video's frames and its audio track share it
+            for kind, seen in (record.get("media") or {}).items():
+                if not isinstance(seen, dict):
+                    continue
+                path = str(seen.get("path"))
+                if path not in entries:
+                    source = media_file(folder, seen.get("path"))
+                    src = copy(source) if source is not None else None
+                    entries[path] = {"path": path, "src": src, "seen": {},
+                                     "element": MEDIA_SUFFIXES.get(source.suffix.lower()) if src else None}
+                entries[path]["seen"][kind] = seen
+            out[item] = {"media": list(entries.values()), "reference": record.get("reference"),
+                         "prompt": record.get("prompt")}
+    return out
+
+
+def _board_task(board: str, tasks: Iterable[str]) -> str:
+    """The task whose records hold a board's items: the board's own name, or the task of an audio-visual board."""
+    known = set(tasks)
+    return board if board in known or not board.endswith("_av") else board[: -len("_av")]
+
+
+def is_mini(ranking_dir: Path) -> bool:
+    """Whether the ranking was made on runs of the embedded synthetic mini benchmarks."""
+    return bool(read_ranking(Path(ranking_dir)).data.get("mini_data"))
+
+
+def build_site(ranking_dir: Path, run_dirs: Sequence[Path] = (), out: Path = Path("site"), *,
+               reference: Path | None = None, reference_higher_is_better: bool = False,
+               data_dir: Path | None = None) -> Path:
+    """Write the site of `ranking_dir` (plus a page for each of `run_dirs`) into `out`; the path of its index.html.
+    `reference` (a `--reference` file of `hallubench rank`) adds rank correlations with it; `data_dir` is where
+    the runs' datasets are when not where the runs recorded."""
+    ranking = read_ranking(Path(ranking_dir))
+    given = [read_run_folder(Path(d)) for d in run_dirs]
+    ref = None
+    if reference:  # correlate imports the crosscheck metric, and so evaluate and torch (seconds): only when asked
+        from hallubench.ranking.correlate import load_reference
+
+        ref = load_reference(Path(reference), reference_higher_is_better)
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise ConfigError(f"--out {out}: a file is there; give a folder for the site")
+    out.mkdir(parents=True, exist_ok=True)
+    env, copy = environment(), MediaCopier(out)
+    runs = _runs_of_ranking(ranking, given)
+    run_pages = [(f"runs/{k}.html", run) for k, run in enumerate(given)]
+    tasks = {record["task"] for run in runs.values() for record in run.records}
+    boards = list(ranking.data["boards"])
+    items = {name: _media_of(runs, _board_task(name, tasks), data_dir, copy) for name in boards}
+    search = search_entries(ranking, items)
+    (out / "assets").mkdir(exist_ok=True)
+    for name in ASSETS:
+        shutil.copyfile(HERE / "assets" / name, out / "assets" / name)
+    (out / "assets" / "items.js").write_text(
+        "window.HALLUBENCH_ITEMS = " + jinja2.utils.htmlsafe_json_dumps(search) + ";\n", encoding="utf-8")
+    page = env.get_template("document.html")
+    for b, name in enumerate(boards):
+        folder = out / "items" / str(b)
+        folder.mkdir(parents=True, exist_ok=True)
+        for context in document_context(ranking, name, b, items[name]):
+            (folder / f"{context['number']}.html").write_text(page.render(root="../../", **context), encoding="utf-8")
+    if run_pages:
+        (out / "runs").mkdir(exist_ok=True)
+        page = env.get_template("run.html")
+        for path, run in run_pages:
+            (out / path).write_text(page.render(root="../", **run_context(run)), encoding="utf-8")
+    index = out / "index.html"
+    index.write_text(env.get_template("leaderboard.html").render(
+        root="", runs=[(path, run.folder.name) for path, run in run_pages],
+        **leaderboard_context(ranking, ref)), encoding="utf-8")
+    return index

@@ -1,0 +1,122 @@
+"""Everything the viewer reads: a ranking folder (crosscheck.json, sentences.jsonl) and run folders (results.json and
+samples through the harness's store reader). The one place that opens those folders, so a check that a run folder
+is finished and not being written belongs here."""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from hallubench.errors import ConfigError, NotARankingFolderError, RunFolderNotFoundError
+from hallubench.harness import store
+from hallubench.harness.data import COMPLETE, MINI, dataset_dir, default_data_dir
+from hallubench.ranking.report import FILES
+
+CROSSCHECK_JSON, SENTENCES = "crosscheck.json", "sentences.jsonl"
+RESULTS = "results.json"
+
+
+@dataclass
+class RankingFolder:
+    """A ranking folder as written by ranking/report.py: crosscheck.json and, per (board, model, item), the
+    sentences in order with their scores (`sentences[board][model][item]` -> sentence rows)."""
+
+    folder: Path
+    data: dict[str, Any]
+    sentences: dict[str, dict[str, dict[str, list[dict[str, Any]]]]]
+
+
+@dataclass
+class RunFolder:
+    """A run folder: its results.json (empty when the run has none yet) and every sample record, errors included."""
+
+    folder: Path
+    results: dict[str, Any]
+    records: list[dict[str, Any]] = field(default_factory=list)
+
+    def by_task(self) -> dict[str, dict[str, dict[str, Any]]]:
+        """task -> item id -> record (a successful record wins over an error)."""
+        out: dict[str, dict[str, dict[str, Any]]] = {}
+        for record in self.records:
+            held = out.setdefault(record["task"], {}).get(str(record["id"]))
+            if held is None or held.get("error") is not None:
+                out[record["task"]][str(record["id"])] = record
+        return out
+
+
+def read_ranking(folder: Path) -> RankingFolder:
+    folder = Path(folder)
+    missing = [name for name in (CROSSCHECK_JSON, SENTENCES) if not (folder / name).is_file()]
+    if missing:
+        raise NotARankingFolderError(f"{folder} is not a ranking folder (no {', '.join(missing)}; a ranking folder holds "
+                                     f"{', '.join(FILES)}); make it with `hallubench rank` or `hallubench crosscheck`")
+    try:
+        data = json.loads((folder / CROSSCHECK_JSON).read_text(encoding="utf-8"))
+        boards = data["boards"]
+    except (ValueError, KeyError, TypeError) as err:
+        raise NotARankingFolderError(f"{folder / CROSSCHECK_JSON} cannot be read ({err!r}); make the ranking again "
+                                     "with `hallubench rank`") from None
+    sentences: dict[str, dict[str, dict[str, list[dict[str, Any]]]]] = {name: {} for name in boards}
+    with open(folder / SENTENCES, encoding="utf-8") as lines:
+        for number, line in enumerate(lines, start=1):
+            try:
+                row = json.loads(line)
+                per_item = sentences.setdefault(row["board"], {}).setdefault(row["model"], {})
+                per_item.setdefault(str(row["id"]), []).append(row)
+            except (ValueError, KeyError, TypeError) as err:
+                raise NotARankingFolderError(f"{folder / SENTENCES}:{number}: not a sentence row ({err!r}); make the "
+                                             "ranking again with `hallubench rank`") from None
+    for per_model in sentences.values():
+        for per_item in per_model.values():
+            for rows in per_item.values():
+                rows.sort(key=lambda row: row.get("index", 0))
+    return RankingFolder(folder, data, sentences)
+
+
+def read_run_folder(folder: Path) -> RunFolder:
+    """The run folder's results.json (if written) and every record of its sample store."""
+    folder = Path(folder)
+    if not (folder / store.MERGED).is_file() and not list(folder.glob(store.RANK_GLOB)):
+        raise RunFolderNotFoundError(f"{folder} holds no samples.jsonl: not a run folder (make one with `hallubench run "
+                                     f"--output-dir {folder} ...`)")
+    results: dict[str, Any] = {}
+    if (folder / RESULTS).is_file():
+        try:
+            results = json.loads((folder / RESULTS).read_text(encoding="utf-8"))
+        except ValueError as err:
+            raise ConfigError(f"{folder / RESULTS} cannot be read ({err}); rerun `hallubench run --from-outputs "
+                              f"{folder}` to write it again") from None
+    records = sorted(store.read_store(folder).records.values(), key=store.sort_key)
+    return RunFolder(folder, results if isinstance(results, dict) else {}, records)
+
+
+def task_dataset_folder(run: RunFolder, task_name: str, data_dir: Path | None = None) -> Path | None:
+    """The local dataset folder a run's task read its media from (`data_dir` overrides the run's --data-dir);
+    None when it is not on this machine (a Hub id, a moved folder, the mini benchmarks not built here)."""
+    from hallubench.benchmarks import get_task
+
+    given = data_dir or ((run.results.get("run") or {}).get("options") or {}).get("data_dir")
+    if not given:
+        return None
+    root = Path(str(given)).expanduser()
+    if str(given) == MINI:  # built on first use into the cache; the viewer reads it only if already there
+        if not (default_data_dir() / COMPLETE).is_file():
+            return None
+        root = default_data_dir() / "datasets"
+    if not root.is_dir():
+        return None
+    try:
+        return dataset_dir(root, get_task(task_name))
+    except (ConfigError, KeyError):
+        return None
+
+
+def media_file(folder: Path | None, relative: object) -> Path | None:
+    """The file `relative` names inside the dataset `folder`, or None when there is none or it would lie outside it
+    (what a record says is data, never a path out of its dataset)."""
+    if folder is None or not isinstance(relative, str) or not relative:
+        return None
+    root = folder.resolve()
+    path = (root / relative).resolve()
+    return path if path.is_relative_to(root) and path.is_file() else None

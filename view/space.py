@@ -1,0 +1,46 @@
+"""Upload a built site as a static Hugging Face Space (card YAML `sdk: static`) in one commit, through the project's
+one Hub path (publish/hub.py: the token from the argument, HF_TOKEN or the login, masked in any error)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+
+from hallubench.errors import PublishError
+from hallubench.publish.hub import DatasetRepo
+
+CARD = "README.md"
+
+
+def space_card(title: str, mini: bool) -> str:
+    """The Space's README.md: the YAML that makes it a static Space serving index.html, and what it shows."""
+    meta = {"title": title[:60], "emoji": "🔎", "colorFrom": "blue", "colorTo": "yellow", "sdk": "static",
+            "app_file": "index.html", "pinned": False,
+            "tags": ["hallubench", "crosscheck", "hallucination", "leaderboard"] + (["hallubench-mini-data"] if mini else [])}
+    mark = ("\n**MINI DATA**: this ranking was made on the embedded synthetic mini benchmarks; it checks the pipeline "
+            "and measures nothing about the models.\n") if mini else ""
+    return ("---\n" + yaml.safe_dump(meta, sort_keys=False, allow_unicode=True) + "---\n\n"
+            "# CrossCheck leaderboard\n\nMade with hallubench: a leaderboard per board with 95 % intervals and sign "
+            "tests, and every model's sentences coloured by their CrossCheck score, next to the item's media and "
+            f"human reference.\n{mark}")
+
+
+def push_site(site: Path, space_id: str, *, mini: bool, allow_mini_data: bool = False, token: str | None = None,
+              private: bool | None = None, endpoint: str | None = None) -> tuple[str, str]:
+    """Commit every file of the site `site` plus its card to the static Space `space_id` (created if missing);
+    (Space url, commit url). A site of a mini-data ranking is refused unless `allow_mini_data`."""
+    site = Path(site)
+    if not (site / "index.html").is_file():
+        raise PublishError(f"{site} holds no index.html: build the site first (`hallubench view RANKING_DIR --out {site}`)")
+    if mini and not allow_mini_data:
+        raise PublishError(f"{site} shows a ranking of runs made on the embedded synthetic mini benchmarks, so it measures "
+                           "nothing about the models; rank runs on the real benchmarks, or pass --allow-mini-data to push "
+                           "it anyway, marked as mini data")
+    files = {path.relative_to(site).as_posix(): path.read_bytes() for path in sorted(site.rglob("*"))
+             if path.is_file() and path.name != CARD}
+    files[CARD] = space_card("hallubench CrossCheck leaderboard", mini).encode("utf-8")
+    hub = DatasetRepo(space_id, token=token, private=private, endpoint=endpoint)
+    with hub.errors(f"publishing site {site} to Space {space_id}"):
+        url = hub.api.create_repo(space_id, repo_type="space", space_sdk="static", private=private, exist_ok=True)
+        commit = hub.commit(files, "hallubench CrossCheck leaderboard site", repo_id=space_id, repo_type="space")
+    return str(url), commit.commit_url
