@@ -7,9 +7,16 @@
 
 Unknown repos answer 404 with X-Error-Code RepoNotFound, unknown revisions RevisionNotFound, as the Hub does.
 `requests` records (method, path) of every call.
+
+Writes (what `HfApi.create_repo` and `create_commit` send), for any repo type (datasets, spaces, models):
+- POST /api/repos/create                          {"type", "name", "organization", "sdk"...}: recorded in `created`
+- POST /api/validate-yaml                         the README's YAML front matter, checked to parse to a mapping
+- POST /api/<type>s/<repo>/preupload/<rev>        every file "regular", so contents travel base64 in the commit
+- POST /api/<type>s/<repo>/commit/<rev>           recorded in `commits`: {"kind", "repo", "files": {path: bytes}}
 """
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import threading
@@ -17,6 +24,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import unquote, urlparse
+
+import yaml
 
 
 def git_oid(data: bytes) -> str:
@@ -46,6 +55,8 @@ class StandInHub:
     def __init__(self, repos: dict[str, Repo]):
         self.repos = repos
         self.requests: list[tuple[str, str]] = []
+        self.created: list[dict] = []
+        self.commits: list[dict] = []
         hub = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -57,6 +68,9 @@ class StandInHub:
 
             def do_GET(self):
                 hub.answer(self, body=True)
+
+            def do_POST(self):
+                hub.accept(self)
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
@@ -114,3 +128,32 @@ class StandInHub:
         handler.end_headers()
         if body:
             handler.wfile.write(data)
+
+    def accept(self, handler: BaseHTTPRequestHandler) -> None:
+        """A write: repo creation, README YAML validation, preupload or commit (see the module description)."""
+        url = urlparse(handler.path)
+        body = handler.rfile.read(int(handler.headers.get("Content-Length") or 0))
+        self.requests.append((handler.command, url.path))
+        parts = [unquote(p) for p in url.path.strip("/").split("/")]
+        reply: object = {"error": "not in the stand-in Hub"}
+        status = 404
+        if parts == ["api", "repos", "create"]:
+            payload = json.loads(body)
+            self.created.append(payload)
+            status, reply = 200, {"url": f"{self.url}/{payload['type']}s/{payload['organization']}/{payload['name']}"}
+        elif parts == ["api", "validate-yaml"]:
+            ok = isinstance(yaml.safe_load(json.loads(body)["content"].split("---\n")[1]), dict)
+            status, reply = (200 if ok else 400), {"errors": [] if ok else [{"message": "not a YAML mapping"}]}
+        elif len(parts) >= 6 and parts[0] == "api" and parts[4] == "preupload":
+            files = json.loads(body)["files"]
+            status, reply = 200, {"files": [{"path": f["path"], "uploadMode": "regular", "shouldIgnore": False,
+                                             "oid": None} for f in files]}
+        elif len(parts) >= 6 and parts[0] == "api" and parts[4] == "commit":
+            lines = [json.loads(line) for line in body.splitlines() if line.strip()]
+            files = {line["value"]["path"]: base64.b64decode(line["value"]["content"]) for line in lines
+                     if line["key"] == "file"}
+            repo_id = f"{parts[2]}/{parts[3]}"
+            self.commits.append({"kind": parts[1].rstrip("s"), "repo": repo_id, "files": files})
+            oid = hashlib.sha1(repr(sorted(files.items())).encode()).hexdigest()
+            status, reply = 200, {"commitUrl": f"{self.url}/{parts[1]}/{repo_id}/commit/{oid}", "commitOid": oid}
+        self._send(handler, status, json.dumps(reply).encode(), True, {"Content-Type": "application/json"})

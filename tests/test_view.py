@@ -1,0 +1,151 @@
+"""`hallubench view` without a browser: the pages of a ranking of hand-written runs (real embedding judge), what
+they say against the ranking's files, escaping of names and sentences we did not write, media confined to the
+dataset folder, a run page's samples, and the push as a static Space to the stand-in Hub."""
+import csv
+import html
+import json
+import os
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+from hallubench.cli.main import main
+from hallubench.errors import PublishError
+from hallubench.view.pages import score_bin
+from hallubench.view.site import build_site
+from hallubench.view.space import push_site
+from hub_server import StandInHub
+from view_support import HOSTILE_NAME, SUPPORTED, TASK, UNSUPPORTED, hand_ranking, write_run
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+
+@pytest.fixture(scope="module")
+def ranked(tmp_path_factory, mini_datasets):
+    root = tmp_path_factory.mktemp("view")
+    ranking, runs = hand_ranking(root, mini_datasets)
+    site = root / "site"
+    assert main(["view", str(ranking), str(runs[0]), "--out", str(site)]) == 0
+    return ranking, runs, site
+
+
+def _sentences(ranking):
+    return [json.loads(line) for line in (ranking / "sentences.jsonl").read_text().splitlines()]
+
+
+def test_sentences_keep_a_score_per_evidence_model(ranked):
+    ranking = ranked[0]
+    rows = _sentences(ranking)
+    models = {"a", "b", "c", HOSTILE_NAME}
+    assert all(set(row["evidence"]) == models for row in rows)
+    dog = next(r for r in rows if r["sentence"] == UNSUPPORTED)
+    # uniform weighting: the CrossCheck score is the mean of the evidence models' judgments
+    assert dog["crosscheck"] == pytest.approx(sum(dog["evidence"].values()) / len(models))
+
+
+def test_leaderboard_page_matches_leaderboard_csv(ranked):
+    ranking, _, site = ranked
+    page = (site / "index.html").read_text()
+    rows = [r for r in csv.DictReader(open(ranking / "leaderboard.csv")) if r["board"] == TASK]
+    section = page[page.index(f"<h2>{TASK}</h2>"):]
+    shown = re.findall(r'<tr data-model="([^"]*)">', section)[:len(rows)]
+    assert [html.unescape(m) for m in shown] == [r["model"] for r in rows]
+    for row in rows:
+        assert f"[{float(row['ci_low']):.4f}, {float(row['ci_high']):.4f}]" in section
+    assert "MINI DATA" in page and "embedding:sentence-transformers/all-MiniLM-L6-v2" in page
+    assert "η weights" in page and "refcheck_system_spearman" in page
+    assert 'href="runs/0.html"' in page
+
+
+def test_document_page_colours_sentences_and_escapes_what_it_did_not_write(ranked):
+    ranking, _, site = ranked
+    pages = sorted((site / "items").rglob("*.html"))
+    assert len(pages) == 2  # one board, items q1 and q2
+    page = pages[0].read_text()
+    rows = {r["sentence"]: r for r in _sentences(ranking) if r["id"] == "q1"}
+    dog, red = rows[UNSUPPORTED], rows[SUPPORTED]
+    assert score_bin(dog["crosscheck"]) == "cc-3" and score_bin(red["crosscheck"]) == "cc-0"
+    assert re.search(rf'class="sentence cc-3"[^>]*>{re.escape(UNSUPPORTED)}</span>', page)
+    for path in [site / "index.html", *pages]:
+        text = path.read_text()
+        assert "<img src=x" not in text and "dog</script>" not in text and "<b>" not in text
+    data = re.search(r'<script type="application/json" id="evidence-data">(.*?)</script>', page, re.S).group(1)
+    evidence = json.loads(data)
+    assert evidence[HOSTILE_NAME][0] == pytest.approx(dog["evidence"])
+    assert 'rel="next"' in page and 'rel="prev"' not in page
+    assert "A red square slides left while a tone beeps." in page  # the human reference
+
+
+def test_media_are_copied_from_the_dataset_folder_and_confined_to_it(ranked, tmp_path, mini_datasets):
+    _, runs, site = ranked
+    page = sorted((site / "items").rglob("*.html"))[0].read_text()
+    src = re.search(r'<video controls preload="metadata" src="../../(media/[0-9a-f]+\.mp4)"', page).group(1)
+    assert (site / src).is_file() and "frames at 0.50, 1.50 s" in page and "heard 0.00–2.00 s" in page
+    outside = write_run(tmp_path / "runs" / "x", SUPPORTED, [SUPPORTED], mini_datasets, "../cmm/README.md")
+    other = write_run(tmp_path / "runs" / "y", SUPPORTED, [SUPPORTED], mini_datasets, "../cmm/README.md")
+    assert main(["rank", str(outside), str(other), "--output-dir", str(tmp_path / "r"), "--weighting", "uniform",
+                 "--cache", str(tmp_path / "j.sqlite")]) == 0
+    index = build_site(tmp_path / "r", [], tmp_path / "site")
+    page = (index.parent / "items" / "0" / "0.html").read_text()
+    assert "../cmm/README.md" in page and "not found on this machine" in page
+    assert not (index.parent / "media").exists()
+
+
+def test_run_page_shows_every_sample_and_marks_unreadable_ones(tmp_path):
+    run = tmp_path / "run"
+    run.mkdir()
+    records = [{"key": "1", "task": "cmm", "id": "p1", "prompt": "Is there a dog? Answer yes or no.", "outputs": ["Yes."],
+                "parsed": "yes", "reference": "yes", "error": None},
+               {"key": "2", "task": "cmm", "id": "p2", "prompt": "Is there a cat?", "outputs": ["No"], "parsed": "no",
+                "reference": "yes", "error": None},
+               {"key": "3", "task": "cmm", "id": "p3", "prompt": "Is there a cow?", "outputs": ["I cannot tell"],
+                "parsed": None, "reference": "no", "error": None},
+               {"key": "4", "task": "cmm", "id": "p4", "prompt": "Is there a fox?", "outputs": [], "parsed": None,
+                "reference": "no", "error": {"type": "generation", "message": "scripted failure"}}]
+    (run / "samples.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    (run / "results.json").write_text(json.dumps({"run": {"options": {}}, "model": {"name": "hf"}, "tasks": {"cmm": {
+        "metric": "pa_hr", "metrics": {"pa": 0.5, "pa_stderr": 0.25}, "n_selected": 4, "n_errors": 1,
+        "n_unparsed": 1, "n_scored": 2}}}))
+    ranking = tmp_path / "ranking"
+    ranking.mkdir()
+    (ranking / "crosscheck.json").write_text(json.dumps({"boards": {}, "judge": {}, "config": {}, "runs": {}}))
+    (ranking / "sentences.jsonl").write_text("")
+    index = build_site(ranking, [run], tmp_path / "site")
+    page = (index.parent / "runs" / "0.html").read_text()
+    assert page.count('class="sample status-ok"') == 2
+    assert page.count('class="sample status-unreadable"') == 1 and page.count('class="sample status-error"') == 1
+    assert page.count("✔ yes") == 1 and page.count("✘ no") == 1
+    assert "± 0.2500" in page and "scripted failure" in page and "unreadable outputs and errors (2)" in page
+
+
+def test_view_errors_name_the_folder(tmp_path, capsys):
+    assert main(["view", str(tmp_path), "--out", str(tmp_path / "site")]) == 2
+    err = capsys.readouterr().err
+    assert f"{tmp_path} is not a ranking folder" in err and "hallubench rank" in err
+
+
+def test_push_to_a_static_space_refuses_mini_data_unless_allowed(ranked, monkeypatch, tmp_path, capsys):
+    ranking, _, site = ranked
+    monkeypatch.setenv("HF_TOKEN", "hf_StandInToken")
+    hub = StandInHub({})
+    try:
+        assert main(["view", str(ranking), "--out", str(tmp_path / "s"), "--push-to-hub", "me/board"]) == 2
+        assert "--allow-mini-data" in capsys.readouterr().err and hub.requests == []
+        with pytest.raises(PublishError, match="mini benchmarks"):
+            push_site(site, "me/board", mini=True, endpoint=hub.url)
+        url, commit = push_site(site, "me/board", mini=True, allow_mini_data=True, endpoint=hub.url)
+    finally:
+        hub.close()
+    [created] = hub.created
+    assert (created["organization"], created["name"], created["type"], created["sdk"]) == ("me", "board", "space", "static")
+    [pushed] = hub.commits
+    assert pushed["kind"] == "space" and pushed["repo"] == "me/board" and "me/board" in commit
+    card = pushed["files"]["README.md"].decode()
+    meta = yaml.safe_load(card.split("---\n")[1])
+    assert meta["sdk"] == "static" and meta["app_file"] == "index.html" and "hallubench-mini-data" in meta["tags"]
+    assert "MINI DATA" in card
+    expected = {p.relative_to(site).as_posix() for p in site.rglob("*") if p.is_file()}
+    assert set(pushed["files"]) == expected | {"README.md"}
+    assert pushed["files"]["index.html"] == (site / "index.html").read_bytes()
