@@ -17,7 +17,7 @@ from hallubench.view.pages import score_bin
 from hallubench.view.site import build_site
 from hallubench.view.space import push_site
 from hub_server import StandInHub
-from view_support import HOSTILE_NAME, SUPPORTED, TASK, UNSUPPORTED, hand_ranking, write_run
+from view_support import HOSTILE_NAME, SUPPORTED, TASK, UNSUPPORTED, hand_ranking, write_cmm_run, write_run
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -94,20 +94,7 @@ def test_media_are_copied_from_the_dataset_folder_and_confined_to_it(ranked, tmp
 
 
 def test_run_page_shows_every_sample_and_marks_unreadable_ones(tmp_path):
-    run = tmp_path / "run"
-    run.mkdir()
-    records = [{"key": "1", "task": "cmm", "id": "p1", "prompt": "Is there a dog? Answer yes or no.", "outputs": ["Yes."],
-                "parsed": "yes", "reference": "yes", "error": None},
-               {"key": "2", "task": "cmm", "id": "p2", "prompt": "Is there a cat?", "outputs": ["No"], "parsed": "no",
-                "reference": "yes", "error": None},
-               {"key": "3", "task": "cmm", "id": "p3", "prompt": "Is there a cow?", "outputs": ["I cannot tell"],
-                "parsed": None, "reference": "no", "error": None},
-               {"key": "4", "task": "cmm", "id": "p4", "prompt": "Is there a fox?", "outputs": [], "parsed": None,
-                "reference": "no", "error": {"type": "generation", "message": "scripted failure"}}]
-    (run / "samples.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
-    (run / "results.json").write_text(json.dumps({"run": {"options": {}}, "model": {"name": "hf"}, "tasks": {"cmm": {
-        "metric": "pa_hr", "metrics": {"pa": 0.5, "pa_stderr": 0.25}, "n_selected": 4, "n_errors": 1,
-        "n_unparsed": 1, "n_scored": 2}}}))
+    run = write_cmm_run(tmp_path / "run")
     ranking = tmp_path / "ranking"
     ranking.mkdir()
     (ranking / "crosscheck.json").write_text(json.dumps({"boards": {}, "judge": {}, "config": {}, "runs": {}}))

@@ -43,3 +43,21 @@ def hand_ranking(root: Path, data_dir: Path, mini: bool = True) -> tuple[Path, l
             "--cache", str(root / "judgments.sqlite"), "--weighting", "uniform", "--refcheck"]
     assert main(argv) == 0
     return out, runs
+
+
+def write_cmm_run(folder: Path) -> Path:
+    """A finished cmm run folder with four samples: matching the reference, not matching, unreadable, failed."""
+    folder.mkdir(parents=True)
+    records = [{"key": "1", "task": "cmm", "id": "p1", "prompt": "Is there a dog? Answer yes or no.", "outputs": ["Yes."],
+                "parsed": "yes", "reference": "yes", "error": None},
+               {"key": "2", "task": "cmm", "id": "p2", "prompt": "Is there a cat?", "outputs": ["No"], "parsed": "no",
+                "reference": "yes", "error": None},
+               {"key": "3", "task": "cmm", "id": "p3", "prompt": "Is there a cow?", "outputs": ["I cannot tell"],
+                "parsed": None, "reference": "no", "error": None},
+               {"key": "4", "task": "cmm", "id": "p4", "prompt": "Is there a fox?", "outputs": [], "parsed": None,
+                "reference": "no", "error": {"type": "generation", "message": "scripted failure"}}]
+    (folder / "samples.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    (folder / "results.json").write_text(json.dumps({"run": {"options": {}}, "model": {"name": "hf"}, "tasks": {"cmm": {
+        "metric": "pa_hr", "metrics": {"pa": 0.5, "pa_stderr": 0.25}, "n_selected": 4, "n_errors": 1,
+        "n_unparsed": 1, "n_scored": 2}}}))
+    return folder
