@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Set up hallubench on a fresh Debian machine with Python 3.11: FFmpeg from apt, the package with
+# Set up hallubench on a fresh Debian machine with Python 3.11: FFmpeg and Chromium (browser tests) from apt, the package with
 # exact tested versions from constraints.txt (torch from the local wheel store), and the metrics in evaluate's module cache
 # so that evaluate.load("<name>") works by bare name offline. Safe to run again.
 set -euo pipefail
@@ -10,6 +10,12 @@ if ! command -v ffmpeg >/dev/null 2>&1; then
   [ "$(id -u)" -ne 0 ] && sudo="sudo"
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq ffmpeg >/dev/null
+fi
+
+# Headless Chromium and its driver for the viewer's browser tests (tests/test_view_browser.py), like FFmpeg from apt.
+if ! command -v chromium >/dev/null 2>&1 || ! command -v chromedriver >/dev/null 2>&1; then
+  sudo=""; [ "$(id -u)" -ne 0 ] && sudo="sudo"
+  $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq chromium chromium-driver >/dev/null
 fi
 
 python3 -m pip install --quiet --progress-bar off -c constraints.txt -e ".[test]"

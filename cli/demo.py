@@ -11,6 +11,9 @@
    AVHalluBench descriptions: each model's sentences against the passages every model samples,
    judged offline by the all-MiniLM-L6-v2 embedding judge through the judgment cache; prints the
    leaderboard and writes it with its chart (leaderboard.png).
+4. Writes the static site of that ranking and of the run folders (`hallubench view`): leaderboards, every
+   sentence coloured by its CrossCheck score beside the item's video, every sample of the runs; prints the
+   path of its index.html to open in a browser (no server needed).
 """
 from __future__ import annotations
 
@@ -91,6 +94,15 @@ def rank_tiny_models(out: Path, limit: int | None) -> None:
     print(f"\n(leaderboard, chart and per-sentence scores: {ranking.folder})")
 
 
+def write_site(out: Path) -> None:
+    from hallubench.view.site import build_site
+
+    runs = [out / "run", *sorted(p for p in (out / "crosscheck" / "runs").iterdir() if p.is_dir())]
+    index = build_site(out / "crosscheck" / "ranking", runs, out / "site")
+    print(f"open {index.resolve().as_uri()} in a browser (or `hallubench view {out / 'crosscheck' / 'ranking'} "
+          f"--out {out / 'site'} --serve`)")
+
+
 def handle(args: argparse.Namespace) -> int:
     from hallubench.errors import ConfigError
 
@@ -111,3 +123,5 @@ def _run(args: argparse.Namespace) -> None:
     evaluate_tiny_model(args.output_dir, args.limit)
     _section("3. CrossCheck ranking of three tiny models, embedding judge (no references needed)")
     rank_tiny_models(args.output_dir, args.limit)
+    _section("4. The ranking and the runs as a static site")
+    write_site(args.output_dir)

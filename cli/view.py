@@ -59,5 +59,10 @@ def handle(args: argparse.Namespace) -> int:
     if args.serve:
         from hallubench.view.serve import serve
 
-        serve(args.out, args.port)
+        try:
+            serve(args.out, args.port)
+        except OSError as err:  # e.g. the port is taken
+            print(f"hallubench view: error: cannot serve on 127.0.0.1:{args.port} ({err}); pass --port with a free "
+                  "one (0 picks one), or open the site from disk", file=sys.stderr)
+            return 2
     return 0

@@ -73,7 +73,9 @@ def test_document_page_colours_sentences_and_escapes_what_it_did_not_write(ranke
         assert "<img src=x" not in text and "dog</script>" not in text and "<b>" not in text
     data = re.search(r'<script type="application/json" id="evidence-data">(.*?)</script>', page, re.S).group(1)
     evidence = json.loads(data)
-    assert evidence[HOSTILE_NAME][0] == pytest.approx(dog["evidence"])
+    crosscheck, refcheck, judgments = evidence["models"][HOSTILE_NAME][0]
+    assert crosscheck == pytest.approx(dog["crosscheck"], abs=1e-4) and refcheck == pytest.approx(dog["refcheck"], abs=1e-4)
+    assert dict(zip(evidence["sources"], judgments)) == pytest.approx(dog["evidence"], abs=1e-4)
     assert 'rel="next"' in page and 'rel="prev"' not in page
     assert "A red square slides left while a tone beeps." in page  # the human reference
 
@@ -107,10 +109,23 @@ def test_run_page_shows_every_sample_and_marks_unreadable_ones(tmp_path):
     assert "± 0.2500" in page and "scripted failure" in page and "unreadable outputs and errors (2)" in page
 
 
-def test_view_errors_name_the_folder(tmp_path, capsys):
+def test_view_errors_name_the_folder(ranked, tmp_path, capsys):
     assert main(["view", str(tmp_path), "--out", str(tmp_path / "site")]) == 2
     err = capsys.readouterr().err
     assert f"{tmp_path} is not a ranking folder" in err and "hallubench rank" in err
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "mine.txt").write_text("keep me")
+    assert main(["view", str(ranked[0]), "--out", str(tmp_path / "notes")]) == 2
+    assert "not a hallubench site" in capsys.readouterr().err and (tmp_path / "notes" / "mine.txt").is_file()
+
+
+def test_a_second_build_replaces_the_first_sites_pages(ranked, tmp_path):
+    ranking, runs, _ = ranked
+    site = tmp_path / "site"
+    build_site(ranking, runs[:2], site)
+    assert (site / "runs" / "1.html").is_file()
+    build_site(ranking, runs[:1], site)
+    assert sorted(p.name for p in (site / "runs").iterdir()) == ["0.html"]
 
 
 def test_push_to_a_static_space_refuses_mini_data_unless_allowed(ranked, monkeypatch, tmp_path, capsys):
@@ -136,3 +151,32 @@ def test_push_to_a_static_space_refuses_mini_data_unless_allowed(ranked, monkeyp
     expected = {p.relative_to(site).as_posix() for p in site.rglob("*") if p.is_file()}
     assert set(pushed["files"]) == expected | {"README.md"}
     assert pushed["files"]["index.html"] == (site / "index.html").read_bytes()
+
+
+def test_serve_answers_on_loopback_with_the_site(ranked):
+    import threading
+    import urllib.request
+
+    from hallubench.view.serve import make_server
+
+    site = ranked[2]
+    server = make_server(site, 0)
+    host, port = server.server_address
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/index.html", timeout=10) as response:
+            assert response.read() == (site / "index.html").read_bytes()
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert host == "127.0.0.1"
+
+
+def test_reference_adds_rank_correlations_to_each_board(ranked, tmp_path):
+    ranking = ranked[0]
+    scores = {row["model"]: float(row["crosscheck"]) for row in csv.DictReader(open(ranking / "leaderboard.csv"))}
+    reference = tmp_path / "human.csv"
+    reference.write_text("model,score\n" + "".join(f"{m},{s}\n" for m, s in scores.items()))
+    index = build_site(ranking, [], tmp_path / "site", reference=reference)
+    page = html.unescape(index.read_text())
+    assert re.search(r"viewer_reference_system_spearman</code>: 1\.000 \(n = 4\)", page)  # the same order

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from hallubench.cli.demo import write_site
 from hallubench.cli.main import main
 from view_support import HOSTILE_NAME, SUPPORTED, TASK, UNSUPPORTED, hand_ranking, write_cmm_run
 
@@ -54,7 +55,7 @@ def open_page(browser, path: Path):
 
 @pytest.fixture(scope="module")
 def demo_site(tmp_path_factory, mini_datasets):
-    """What `hallubench demo` ranks, made smaller: three tiny models, two items, two samples each."""
+    """What `hallubench demo` ranks, made smaller (three tiny models, two items, two samples each), and its site."""
     import torch
 
     from hallubench.testing.demo import tiny_specs
@@ -70,8 +71,8 @@ def demo_site(tmp_path_factory, mini_datasets):
     out = root / "crosscheck"
     assert main(["crosscheck", "--config", str(config), "--data-dir", str(mini_datasets), "--output-dir", str(out),
                  "--cache", str(root / "judgments.sqlite"), "--refcheck"]) == 0
-    runs = sorted((out / "runs").iterdir())
-    assert main(["view", str(out / "ranking"), *map(str, runs), "--out", str(root / "site")]) == 0
+    write_cmm_run(root / "run")  # where the demo's own run folder goes
+    write_site(root)  # the demo's last step: the site of root/crosscheck/ranking and every run folder
     return out / "ranking", root / "site"
 
 

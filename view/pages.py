@@ -94,13 +94,21 @@ def leaderboard_context(ranking: RankingFolder, reference=None) -> dict[str, Any
 
 
 def _sentence(row: dict[str, Any]) -> dict[str, Any]:
-    evidence = row.get("evidence") or {}
-    hover = [f"CrossCheck {row['crosscheck']:.3f}"]
-    if row.get("refcheck") is not None:
-        hover.append(f"RefCheck {row['refcheck']:.3f}")
-    hover += [f"{source}: {value:.3f}" for source, value in sorted(evidence.items())]
     return {"text": row["sentence"], "score": row["crosscheck"], "refcheck": row.get("refcheck"),
-            "evidence": evidence, "cls": score_bin(row["crosscheck"]), "hover": " · ".join(hover)}
+            "evidence": row.get("evidence") or {}, "cls": score_bin(row["crosscheck"])}
+
+
+def _evidence_data(models: list[dict[str, Any]]) -> dict[str, Any]:
+    """What a sentence's hover and breakdown show, as compact JSON: the evidence sources once, then per model and
+    sentence its CrossCheck and RefCheck scores and one judgment per source (4 decimals)."""
+    sources = sorted({source for m in models for s in m["sentences"] for source in s["evidence"]})
+
+    def rounded(value):
+        return None if value is None else round(value, 4)
+
+    return {"sources": sources, "models": {m["model"]: [
+        [rounded(s["score"]), rounded(s["refcheck"]), [rounded(s["evidence"].get(source)) for source in sources]]
+        for s in m["sentences"]] for m in models}}
 
 
 def document_context(ranking: RankingFolder, name: str, number: int, items: dict[str, dict]):
@@ -123,7 +131,7 @@ def document_context(ranking: RankingFolder, name: str, number: int, items: dict
             "count": len(documents), "prev": k - 1 if k > 0 else None, "next": k + 1 if k + 1 < len(documents) else None,
             "models": models, "media": info.get("media") or [], "reference": info.get("reference"),
             "prompt": info.get("prompt"),
-            "data": {m["model"]: [s["evidence"] for s in m["sentences"]] for m in models},
+            "data": _evidence_data(models),
         }
 
 

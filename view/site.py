@@ -23,6 +23,7 @@ from hallubench.view.sources import (RankingFolder, RunFolder, media_file, read_
 
 HERE = Path(__file__).parent
 ASSETS = ("style.css", "viewer.js")
+MARKER, SITE_FOLDERS = ".hallubench-site", ("assets", "items", "media", "runs")
 MEDIA_SUFFIXES = {".mp4": "video", ".webm": "video", ".mkv": "video", ".mov": "video", ".avi": "video",
                   ".wav": "audio", ".mp3": "audio", ".flac": "audio", ".m4a": "audio", ".ogg": "audio",
                   ".png": "image", ".jpg": "image", ".jpeg": "image", ".gif": "image", ".webp": "image"}
@@ -60,6 +61,20 @@ class MediaCopier:
         return self.copied[source]
 
 
+def _site_folder(out: Path) -> Path:
+    """`out` made ready for a new site: created, or emptied of the pages of a site written there before (found by
+    its MARKER file); a folder holding anything else is refused rather than mixed with or deleted."""
+    if out.exists() and not out.is_dir():
+        raise ConfigError(f"--out {out}: a file is there; give a folder for the site")
+    if out.is_dir() and any(out.iterdir()) and not (out / MARKER).is_file():
+        raise ConfigError(f"--out {out}: the folder holds files that are not a hallubench site; give a new or empty folder")
+    for name in SITE_FOLDERS:
+        shutil.rmtree(out / name, ignore_errors=True)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / MARKER).write_text("written by `hallubench view`; the next `hallubench view --out` here replaces it\n")
+    return out
+
+
 def _runs_of_ranking(ranking: RankingFolder, given: Sequence[RunFolder]) -> dict[str, RunFolder]:
     """Model name -> its run folder: those given on the command line by their folder name, else the path the
     ranking recorded, else <ranking>/../runs/<name> (where `crosscheck` puts them); a run not found is left out."""
@@ -69,7 +84,8 @@ def _runs_of_ranking(ranking: RankingFolder, given: Sequence[RunFolder]) -> dict
         if name in by_name:
             out[name] = by_name[name]
             continue
-        for candidate in (Path(str(recorded)), ranking.folder.parent / "runs" / str(name)):
+        beside = [ranking.folder.parent / "runs" / name] if Path(name).name == name not in (".", "..") else []
+        for candidate in [Path(str(recorded)), *beside]:  # a name is data: a folder beside, never a path elsewhere
             try:
                 out[name] = read_run_folder(candidate)
                 break
@@ -127,10 +143,7 @@ def build_site(ranking_dir: Path, run_dirs: Sequence[Path] = (), out: Path = Pat
         from hallubench.ranking.correlate import load_reference
 
         ref = load_reference(Path(reference), reference_higher_is_better)
-    out = Path(out)
-    if out.exists() and not out.is_dir():
-        raise ConfigError(f"--out {out}: a file is there; give a folder for the site")
-    out.mkdir(parents=True, exist_ok=True)
+    out = _site_folder(Path(out))
     env, copy = environment(), MediaCopier(out)
     runs = _runs_of_ranking(ranking, given)
     run_pages = [(f"runs/{k}.html", run) for k, run in enumerate(given)]

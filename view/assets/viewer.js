@@ -56,27 +56,37 @@
     });
   }
 
-  // Sentence breakdown: each evidence model's mean judgment of the clicked sentence.
+  // Sentence scores (embedded JSON: sources once, then per model and sentence [CrossCheck, RefCheck, [per source]]):
+  // a tooltip on hover, each evidence model's judgment on click.
   var data = document.getElementById("evidence-data");
   if (data) {
     var evidence = JSON.parse(data.textContent);
+    var fixed = function (value) { return value === null ? "–" : value.toFixed(3); };
     document.querySelectorAll(".response").forEach(function (article) {
-      var model = article.getAttribute("data-model"), panel = article.querySelector(".breakdown");
+      var rows = evidence.models[article.getAttribute("data-model")] || [];
+      var panel = article.querySelector(".breakdown");
       article.querySelectorAll(".sentence").forEach(function (span) {
+        var row = rows[parseInt(span.getAttribute("data-index"), 10)];
+        if (!row) return;
+        span.addEventListener("mouseenter", function () {
+          if (span.title) return;
+          span.title = "CrossCheck " + fixed(row[0]) + (row[1] === null ? "" : " · RefCheck " + fixed(row[1])) +
+            evidence.sources.map(function (name, k) { return "\n" + name + ": " + fixed(row[2][k]); }).join("");
+        });
         function show() {
           article.querySelectorAll(".sentence.selected").forEach(function (s) { s.classList.remove("selected"); });
           span.classList.add("selected");
-          var scores = (evidence[model] || [])[parseInt(span.getAttribute("data-index"), 10)] || {};
           panel.textContent = "";
-          panel.appendChild(text("p", "CrossCheck " + parseFloat(span.getAttribute("data-score")).toFixed(3) +
+          panel.appendChild(text("p", "CrossCheck " + fixed(row[0]) + (row[1] === null ? "" : ", RefCheck " + fixed(row[1])) +
             " for “" + span.textContent + "”. Each evidence model's mean judgment (0: its passages support the sentence):"));
-          var table = document.createElement("table"), names = Object.keys(scores).sort();
-          names.forEach(function (name) {
-            var row = table.insertRow();
-            row.appendChild(text("td", name));
-            row.appendChild(text("td", scores[name].toFixed(3)));
+          var table = document.createElement("table");
+          evidence.sources.forEach(function (name, k) {
+            if (row[2][k] === null) return;
+            var tr = table.insertRow();
+            tr.appendChild(text("td", name));
+            tr.appendChild(text("td", fixed(row[2][k])));
           });
-          if (!names.length) panel.appendChild(text("p", "This ranking did not record per-evidence scores."));
+          if (!table.rows.length) panel.appendChild(text("p", "This ranking did not record per-evidence scores."));
           else panel.appendChild(table);
           panel.hidden = false;
         }
