@@ -18,7 +18,8 @@ dataset and model repos alike (`models`: model repo id -> Repo):
 - HEAD / GET /<repo>/resolve/<rev>/<path>           a model repo's file (refs/pr/N too)
 
 Unknown repos answer 404 with X-Error-Code RepoNotFound, unknown revisions RevisionNotFound, as the Hub does.
-`requests` records (method, path) of every call, `seen` each call's {method, url, headers, body}, `commits`
+`requests` records (method, path) of every call, `seen` each call's {method, url, headers (lower-case names),
+body} but huggingface_hub's own tokenless daily `/api/agent-harnesses` fetch (in `library_calls`), `commits`
 every commit accepted ({kind, repo, revision, create_pr, summary, files, deleted}) and `pulls[(kind, repo)]`
 every PR opened ({num, title, author, status, repo: its Repo}).
 """
@@ -77,8 +78,11 @@ class StandInHub:
         self.user = user
         self.requests: list[tuple[str, str]] = []
         self.seen: list[dict] = []
+        self.library_calls: list[dict] = []
         self.commits: list[dict] = []
         self.pulls: dict[tuple[str, str], list[dict]] = {}
+        self.on_commit = None  # called with (kind, repo id) when a commit arrives, before it is applied
+        self.refuse_commit: str | None = None  # answer commits 403 with this error text (a Hub error)
         self.lock = threading.Lock()
         hub = self
 
@@ -93,8 +97,7 @@ class StandInHub:
                 hub.answer(self, body=True)
 
             def do_POST(self):
-                with hub.lock:
-                    hub.answer_post(self)
+                hub.answer_post(self)
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
@@ -105,9 +108,27 @@ class StandInHub:
         self.server.shutdown()
         self.server.server_close()
 
+    def serve_in_process(self, monkeypatch, tmp_path: Path) -> "StandInHub":
+        """Make huggingface_hub in this process talk to this server (its endpoint, file URLs, a fresh cache, online,
+        no login token); HF_TOKEN is left to the test."""
+        from huggingface_hub import constants
+
+        monkeypatch.setattr(constants, "ENDPOINT", self.url)
+        monkeypatch.setattr(constants, "HUGGINGFACE_CO_URL_TEMPLATE", self.url + "/{repo_id}/resolve/{revision}/{filename}")
+        monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "stand-in-hub-cache"))
+        monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+        monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+        monkeypatch.setattr(constants, "HF_TOKEN_PATH", str(tmp_path / "no-login-token"))
+        return self
+
     def _repo(self, parts: list[str]) -> tuple[str, Repo | None]:
         repo_id = "/".join(parts[:2])
         return repo_id, self.repos.get(repo_id)
+
+    def _see(self, handler, url, body: bytes) -> None:
+        call = {"method": handler.command, "url": handler.path, "headers": {k.lower(): v for k, v in handler.headers.items()},
+                "body": body}
+        (self.library_calls if url.path == "/api/agent-harnesses" else self.seen).append(call)
 
     def _store(self, kind: str) -> dict[str, Repo]:
         return self.repos if kind == "dataset" else self.models
@@ -124,7 +145,7 @@ class StandInHub:
         url = urlparse(handler.path)
         parts = [unquote(p) for p in url.path.strip("/").split("/")]
         self.requests.append((handler.command, url.path))
-        self.seen.append({"method": handler.command, "url": handler.path, "headers": dict(handler.headers), "body": b""})
+        self._see(handler, url, b"")
         if self.answer_push_reads(handler, url, parts, body):
             return
         if parts[:2] == ["api", "datasets"] and len(parts) >= 6 and parts[4] in ("revision", "tree"):
@@ -206,7 +227,11 @@ class StandInHub:
         parts = [unquote(p) for p in url.path.strip("/").split("/")]
         self.requests.append((handler.command, url.path))
         payload = handler.rfile.read(int(handler.headers.get("Content-Length") or 0))
-        self.seen.append({"method": handler.command, "url": handler.path, "headers": dict(handler.headers), "body": payload})
+        self._see(handler, url, payload)
+        with self.lock:
+            self._answer_post(handler, url, parts, payload)
+
+    def _answer_post(self, handler, url, parts: list[str], payload: bytes) -> None:
         json_type = {"Content-Type": "application/json"}
         if parts == ["api", "repos", "create"]:
             request = json.loads(payload)
@@ -232,6 +257,14 @@ class StandInHub:
                 files = [{"path": f["path"], "uploadMode": "regular", "shouldIgnore": False, "oid": None}
                          for f in json.loads(payload)["files"]]
                 return self._send(handler, 200, json.dumps({"files": files}).encode(), True, json_type)
+            if self.refuse_commit is not None:
+                return self._send(handler, 403, json.dumps({"error": self.refuse_commit}).encode(), True, json_type)
+            if self.on_commit:
+                self.lock.release()  # the hook may start processes that call this server
+                try:
+                    self.on_commit(kind, repo_id)
+                finally:
+                    self.lock.acquire()
             return self._commit(handler, kind, repo_id, revision, at, url, payload)
         self._send(handler, 404, b"", True, {})
 
