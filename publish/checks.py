@@ -12,7 +12,7 @@ from typing import Any
 
 import yaml
 from huggingface_hub import HfApi
-from huggingface_hub.errors import EntryNotFoundError, HfHubHTTPError, RepositoryNotFoundError
+from huggingface_hub.errors import EntryNotFoundError, RepositoryNotFoundError
 from huggingface_hub.repocard import metadata_load
 from huggingface_hub.utils import HFValidationError, validate_repo_id
 
@@ -73,8 +73,9 @@ def check_complete(run_dir, results: Results, records: dict[str, dict[str, Any]]
     if reasons and not allow_partial:
         raise PartialRunError(
             f"{run_dir} is not a whole-benchmark run ({'; '.join(reasons)}), so its scores are not the benchmark's. "
-            "Run it without --limit (a rerun into the same folder generates only what is missing), or pass "
-            "--allow-partial to publish it marked as partial, without .eval_results on the model repo")
+            "Run it without --limit (a rerun into the same folder generates only what is missing), or publish it "
+            f"marked as partial, without .eval_results on the model repo: `hallubench publish {run_dir} --allow-partial "
+            "...`")
     return reasons
 
 
@@ -159,10 +160,9 @@ def dataset_revision(api: HfApi, benchmark: str, repo_id: str, sha: str, recorde
     if other:
         raise BenchmarkRepoError(
             f"{where}: the run read {', '.join(other)}, whose data files are not those of {repo_id} (main, commit "
-            f"{sha}), so its scores are not that dataset's; push the folder the run read, or run with --data-dir "
-            f"{repo_id} (samples of unchanged rows are reused) and publish that run")
-    recorded_list = list(recorded.values())
-    revisions = sorted({s["revision"] for s in recorded_list})
+            f"{sha}), so its scores are not that dataset's; push the folder the run read, or rerun into the same "
+            f"--output-dir with --data-dir {repo_id} (samples of unchanged rows are reused) and publish that run")
+    revisions = sorted({s["revision"] for s in recorded.values()})
     if len(revisions) > 1:
         raise BenchmarkRepoError(f"{where}: the run's tasks read the repo at different commits "
                                  f"({', '.join(revisions)}); rerun them on one")

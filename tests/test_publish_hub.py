@@ -413,3 +413,17 @@ def test_a_writer_or_a_second_publish_starting_mid_publish_is_refused_naming_it(
     assert len(hub.commits) == 1
     # Nothing changed: the refused re-score wrote no results.json, and the lock's record is empty again.
     assert {p: p.read_bytes() for p in folder.rglob("*") if p.is_file()} == before
+
+
+@pytest.mark.parametrize("repo", ["me/../x", "../../etc", "me/a b"])
+def test_a_ranking_push_to_a_bad_repo_id_is_refused_before_any_request(repo, hub, monkeypatch, tmp_path):
+    from hallubench.errors import PublishError
+    from hallubench.publish.rankings import push_ranking
+    from hallubench.ranking.report import FILES
+
+    monkeypatch.setenv("HF_TOKEN", TOKEN)
+    for name in FILES:
+        (tmp_path / name).write_text("{}" if name.endswith(".json") else "x")
+    with pytest.raises(PublishError, match="is not a Hub repo id"):
+        push_ranking(tmp_path, repo)
+    assert hub.requests == []
