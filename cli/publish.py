@@ -6,8 +6,10 @@
 The dataset repo gets <model>/results.json, <model>/samples/<task>.parquet and a card with the results
 table and one config per model and task (a second model joins the first); the model repo gets
 `.eval_results/hallubench_<task>.yaml` as a pull request, with the scores on the benchmark datasets named
-by --benchmark-ids (pushed `hallubench build` folders, whose eval.yaml defines the task ids). The token comes from
---token, HF_TOKEN or `hf auth login`, and is never printed or written anywhere.
+by --benchmark-ids (pushed `hallubench build` folders, whose eval.yaml defines the task ids); publishing again
+updates that open pull request. Everything is checked before the first commit: a refused publish writes nothing.
+A run with --limit or missing samples is refused unless --allow-partial. The token comes from --token, HF_TOKEN
+or `hf auth login`, and is never printed or written anywhere.
 """
 from __future__ import annotations
 
@@ -35,9 +37,14 @@ def register(subparsers: argparse._SubParsersAction, summary: str) -> None:
     p.add_argument("--allow-mini-data", action="store_true",
                    help="publish a run made on the synthetic mini benchmarks (--data-dir mini, demo), which is refused "
                         "otherwise; the card then says so and no .eval_results go to the model repo")
+    p.add_argument("--allow-partial", action="store_true",
+                   help="publish a run made with --limit or missing samples, which is refused otherwise; the card then "
+                        "says so and no .eval_results go to the model repo")
     p.add_argument("--benchmark-ids", help='the Hub datasets holding the benchmarks (pushed `hallubench build` folders, '
                                            'with their eval.yaml), "cmm=org/cmm,cchall=org/cchall"; .eval_results '
-                                           "entries point at them, and a benchmark without one gets none")
+                                           "entries point at them, and a benchmark without one gets none. Each is checked first: a Hub "
+                                           "dataset with hallubench's eval.yaml defining the run's task ids, "
+                                           "holding the data the run read")
     p.set_defaults(func=handle)
 
 
@@ -66,7 +73,8 @@ def handle(args: argparse.Namespace) -> int:
         return 2
     return _publish(args.run_dir, repo_id=args.repo, token=args.token, private=True if args.private else None,
                     model_results=args.model_results, model_id=args.model_id, create_pr=args.create_pr,
-                    benchmark_ids={k: str(v) for k, v in benchmark_ids.items()}, allow_mini_data=args.allow_mini_data)
+                    benchmark_ids={k: str(v) for k, v in benchmark_ids.items()}, allow_mini_data=args.allow_mini_data,
+                    allow_partial=args.allow_partial)
 
 
 def push_after_run(run_dir: Path, repo_id: str, allow_mini_data: bool = False) -> int:

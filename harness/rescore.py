@@ -45,5 +45,7 @@ def rescore(run_dir: Path, output_dir: Path | None = None) -> Results:
     task_args = {t.name: old.tasks[t.name].task_args for t in tasks if old and t.name in old.tasks}
     results = Results(tasks=score(tasks, records, totals, task_args), model=model, run=run_info,
                       environment=environment())
+    for name, task in results.tasks.items():  # the data the samples came from, as the run recorded it
+        task.dataset = old.tasks[name].dataset if old and name in old.tasks else {}
     write_results(results, Path(output_dir) if output_dir else run_dir)
     return results

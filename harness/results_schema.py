@@ -10,7 +10,8 @@ Layout (all keys always present; lm-eval's `results` / `config` / `n-samples` sp
   GroupResult with the same counts and metrics); `version` (the task's, bumped when its prompt or scoring
   change), `stderr_method` and `higher_is_better` (metric -> true, false, or null where neither direction
   is better); `task_args`: the task's program and metric args as the run set them (`--task-args`; empty
-  for tasks that take none).
+  for tasks that take none); `dataset`: the data the task read, `{"id": Hub dataset repo or null, "revision":
+  Hub commit sha or "sha256:<hex>" (a local folder's content fingerprint)}` (harness/dataset_source.py).
 - `model`: adapter name, model args, fingerprint.
 - `run`: options that shaped the run, process count and torch threads per process (CPU outputs are
   bit-identical across process counts only at equal threads per process), timings and throughput, and
@@ -53,6 +54,7 @@ class TaskResult(GroupResult):
     stderr_method: str | None = None
     higher_is_better: dict[str, bool | None] = field(default_factory=dict)
     task_args: dict[str, Any] = field(default_factory=dict)
+    dataset: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass

@@ -22,6 +22,7 @@ from typing import Any
 from hallubench.benchmarks import Task, get_task
 from hallubench.harness import folder_lock, store
 from hallubench.harness.data import mini_tasks, require_data_dir, resolve_data_dir
+from hallubench.harness.dataset_source import dataset_source
 from hallubench.harness.environment import environment
 from hallubench.harness.generate import run_batch
 from hallubench.harness.media import check_model_accepts, check_modality
@@ -260,6 +261,8 @@ def _run_locked(options: RunOptions, accelerator, tasks: list[Task], started: st
                           run=run_info, environment=environment(),
                           model=ModelInfo(name=options.model, args=_options_dict(options)["model_args"],
                                           fingerprint=model.fingerprint))
+        for task in tasks:
+            results.tasks[task.name].dataset = dataset_source(options.data_dir, data_dir, task)
         write_results(results, run_dir)
         summary = error_summary(records)
         if summary:

@@ -12,9 +12,11 @@ import re
 import shlex
 from pathlib import PurePosixPath
 from typing import Any
+from urllib.parse import quote
 
 import yaml
 
+from hallubench.markup import escape_markdown, markdown_code
 from hallubench.harness.results_schema import Results, TaskResult
 from hallubench.harness.report import markdown_table
 from hallubench.harness.uncertainty import STDERR
@@ -23,12 +25,13 @@ from hallubench.harness.uncertainty import STDERR
 _LOCAL_OPTIONS = ("output_dir",)
 
 
-def model_folder(results: Results) -> str:
-    """The model's folder in the results repo: its Hub id with `/` as `--`, else the checkpoint folder's name."""
-    label = model_label(results)
-    name = label.replace("/", "--") if label.count("/") == 1 and not label.startswith(("/", ".")) else \
-        PurePosixPath(label.replace("\\", "/")).name
-    return re.sub(r"[^A-Za-z0-9_.\-]+", "-", name).strip("-.") or "model"
+def model_folder(results: Results, model_id: str | None = None) -> str:
+    """The model's folder in the results repo, named from its full id: `model_id` (--model-id) or the Hub id
+    `org/name` as `org--name`, else every part of the checkpoint path (`/ckpt/seed2/qwen` -> `ckpt--seed2--qwen`),
+    so two checkpoints whose folders share a basename get two folders."""
+    label = (model_id or model_label(results)).replace("\\", "/")
+    parts = [re.sub(r"[^A-Za-z0-9_.\-]+", "-", part).strip("-.") for part in PurePosixPath(label).parts]
+    return "--".join(part for part in parts if part) or "model"
 
 
 def samples_path(folder: str, task: str) -> str:
@@ -78,9 +81,10 @@ def _stderr(value: float | None) -> str:
 
 def _task_rows(name: str, task: TaskResult) -> list[list[Any]]:
     counts = [task.n_selected, task.n_unparsed, task.n_errors]
+    name = escape_markdown(name)
     if task.metric is None:
-        return [[name, "-", f"scored by {task.scored_by}", *counts]]
-    rows = [[name, metric, _format(value) + _stderr(task.metrics.get(metric + STDERR)), *counts]
+        return [[name, "-", f"scored by {escape_markdown(task.scored_by)}", *counts]]
+    rows = [[name, escape_markdown(metric), _format(value) + _stderr(task.metrics.get(metric + STDERR)), *counts]
             for metric, value in task.metrics.items() if is_scalar(value) and not metric.endswith(STDERR)]
     return rows or [[name, "-", "no metric value (all samples failed or unparsed)", *counts]]
 
@@ -91,11 +95,12 @@ def results_table(results: Results) -> str:
     return markdown_table(["task", "metric", "value", "n", "unparsed", "errors"], rows)
 
 
-def card_metadata(results: Results, samples: list[str]) -> dict[str, Any]:
+def card_metadata(results: Results, samples: list[str], partial: bool = False) -> dict[str, Any]:
     """The card's YAML header: tags and one `configs:` entry per model and task with samples."""
     configs = [{"config_name": name, "data_files": [{"split": "test", "path": path}]}
                for name, path in sample_configs(samples).items()]
-    tags = ["hallubench", "evaluation", "hallucination"] + (["hallubench-mini-data"] if results.run.mini_data else [])
+    tags = ["hallubench", "evaluation", "hallucination"] + (["hallubench-mini-data"] if results.run.mini_data else []) \
+        + (["hallubench-partial-run"] if partial else [])
     return {"pretty_name": f"hallubench results: {model_label(results)}", "tags": tags, "configs": configs}
 
 
@@ -105,37 +110,63 @@ def model_label(results: Results) -> str:
     return str(args.get("pretrained") or args.get("model") or results.model.name or "unknown model")
 
 
-def dataset_card(results: Results, repo_id: str, samples: list[str], chart: bool = False) -> str:
+def fenced(text: str, language: str = "") -> str:
+    """A fenced code block holding `text` whatever it contains: a fence longer than any backtick run in it."""
+    fence = "`" * max(3, max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
+    return f"{fence}{language}\n{text}\n{fence}"
+
+
+def _data_lines(results: Results) -> str:
+    """Which data each task read: the Hub repo and commit, or a local folder's content fingerprint."""
+    lines = []
+    for name, task in sorted(results.tasks.items()):
+        source = task.dataset or {}
+        where = f"Hub dataset {markdown_code(source['id'])}" if source.get("id") else "a local folder"
+        revision = markdown_code(source.get("revision") or "not recorded")
+        lines.append(f"- {escape_markdown(name)}: {where} at {revision}")
+    return "\n".join(lines)
+
+
+def dataset_card(results: Results, repo_id: str, samples: list[str], chart: bool = False,
+                 folder: str | None = None, partial: list[str] | None = None) -> str:
     """The full README.md text; `samples`: every samples parquet the repo holds after this commit (all models);
-    `chart`: the model's folder also holds results.png, shown under the table."""
+    `chart`: the model's folder also holds results.png, shown under the table; `folder`: the model's folder
+    (default `model_folder(results)`); `partial`: why the run is not the whole benchmark (--allow-partial).
+
+    Every name that comes from the run (model, tasks, paths, options) is escaped (hallubench/markup.py): it
+    cannot add a heading, table cell, link or tag to the card."""
     env = results.environment
     version = env.packages.get("hallubench", "unknown")
-    folder = model_folder(results)
+    folder = folder or model_folder(results)
+    label = model_label(results)
     configs = sample_configs(samples)
     mine = [name for name in configs if name.startswith(f"{folder}--")]
     models = sorted({PurePosixPath(path).parts[0] for path in configs.values()})
-    header = yaml.safe_dump(card_metadata(results, samples), sort_keys=False, allow_unicode=True)
-    scored_from = (f"\nScores were recomputed from the saved outputs of `{results.run.from_outputs}`.\n"
+    header = yaml.safe_dump(card_metadata(results, samples, bool(partial)), sort_keys=False, allow_unicode=True)
+    scored_from = (f"\nScores were recomputed from the saved outputs of {markdown_code(results.run.from_outputs)}.\n"
                    if results.run.from_outputs else "")
     data_note = ("\n`--data-dir` is where the built datasets were on the machine that ran; point it at your own "
                  "`hallubench build` output.\n" if results.run.options.get("data_dir") else "")
-    load = (f'```python\nfrom datasets import load_dataset\n\nsamples = load_dataset("{repo_id}", '
-            f'"{mine[0]}", split="test")\n```\n' if mine else "")
+    load = (fenced(f'from datasets import load_dataset\n\nsamples = load_dataset("{repo_id}", "{mine[0]}", '
+                   'split="test")', "python") + "\n" if mine else "")
     chart_line = f"\n![metrics per task and group]({folder}/results.png)\n" if chart else ""
-    listing = "\n".join(f"- `{name}/`: [results.json]({name}/results.json)" for name in models)
-    mini = (f"\n> **Mini data.** {', '.join(results.run.mini_data)} ran on hallubench's embedded synthetic mini "
-            "benchmarks (a few code-drawn items per benchmark), published with `--allow-mini-data`. These numbers "
-            "check the pipeline; they are not a measurement of the model.\n" if results.run.mini_data else "")
+    listing = "\n".join(f"- {markdown_code(name + '/')}: [results.json]({quote(name)}/results.json)" for name in models)
+    mini = (f"\n> **Mini data.** {escape_markdown(', '.join(results.run.mini_data))} ran on hallubench's embedded "
+            "synthetic mini benchmarks (a few code-drawn items per benchmark), published with `--allow-mini-data`. "
+            "These numbers check the pipeline; they are not a measurement of the model.\n" if results.run.mini_data else "")
+    part = (f"\n> **Partial run.** {escape_markdown('; '.join(partial))}. Published with `--allow-partial`: these "
+            "scores are not the benchmark's, and no `.eval_results` were added to the model repo.\n" if partial else "")
+    marks = (" (mini data)" if results.run.mini_data else "") + (" (partial run)" if partial else "")
     return f"""---
 {header}---
 
-# hallubench results: {model_label(results)}{" (mini data)" if results.run.mini_data else ""}
-{mini}
+# hallubench results: {escape_markdown(label)}{marks}
+{mini}{part}
 Hallucination benchmarks run with hallubench.
 
-- Model: `{model_label(results)}` (adapter `{results.model.name}`, fingerprint `{results.model.fingerprint}`)
-- hallubench {version}, git `{env.git_hash or "unknown"}`, Python {env.python}
-- Run finished {results.run.finished or "unknown"}, {results.run.num_processes} process(es)
+- Model: {markdown_code(label)} (adapter {markdown_code(results.model.name)}, fingerprint {markdown_code(results.model.fingerprint)})
+- hallubench {escape_markdown(version)}, git {markdown_code(env.git_hash or "unknown")}, Python {escape_markdown(env.python)}
+- Run finished {escape_markdown(results.run.finished or "unknown")}, {results.run.num_processes} process(es)
 {scored_from}
 ## Results
 
@@ -145,6 +176,10 @@ left out of the score. Group breakdowns and non-scalar metric outputs are in `re
 
 {results_table(results)}
 {chart_line}
+Data each task read:
+
+{_data_lines(results)}
+
 ## Files
 
 One folder per model; the table above is `{folder}/`, the latest published.
@@ -158,7 +193,5 @@ One folder per model; the table above is `{folder}/`, the latest published.
 {load}
 ## Reproduce
 
-```bash
-{reproduce_command(results)}
-```
+{fenced(reproduce_command(results), "bash")}
 {data_note}"""

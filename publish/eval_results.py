@@ -1,7 +1,7 @@
 """A model repo's `.eval_results/*.yaml` files (the Hub's "Evaluation Results") from a run's results.
 
 Format: https://huggingface.co/docs/hub/eval-results: each file is a YAML list of entries
-`{dataset: {id, task_id}, value, date, source: {url, name}, notes}`, built here with huggingface_hub's
+`{dataset: {id, task_id, revision}, value, date, source: {url, name}, notes}`, built here with huggingface_hub's
 `EvalResultEntry` and serialised by its `eval_result_entries_to_yaml`. An entry points at the *benchmark*
 dataset (a pushed `hallubench build` folder, which carries the `eval.yaml` defining the task ids), never at
 the results dataset, and holds one score: task_id `<task>_<score>` as in that eval.yaml (e.g. `cmm_pa`,
@@ -44,31 +44,47 @@ def _notes(results: Results, task: TaskResult) -> str:
             f"errors={task.n_errors}")
 
 
-def task_entries(results: Results, name: str, dataset_id: str, source_url: str) -> list[EvalResultEntry]:
-    """One entry per score of task `name` (empty for tasks scored across runs)."""
+def _scores(results: Results, name: str) -> list[str]:
+    """The published scores task `name` has values of (none for tasks scored across runs)."""
     task = results.tasks[name]
     defined = all_tasks().get(name)  # the task's own directions: results.json from older versions lack them
     scores = published_scores(defined.higher_is_better) if defined is not None and task.metric else []
-    return [EvalResultEntry(dataset_id=dataset_id, task_id=task_id(name, score), value=task.metrics[score],
-                            date=results.run.finished or None, source_url=source_url,
+    return [score for score in scores if is_scalar(task.metrics.get(score))]
+
+
+def task_ids(results: Results, benchmark: str) -> dict[str, list[str]]:
+    """Task name -> the eval.yaml task ids its entries use, for the tasks of `benchmark` with scores."""
+    ids = {name: [task_id(name, score) for score in _scores(results, name)]
+           for name, task in results.tasks.items() if task.benchmark == benchmark}
+    return {name: found for name, found in ids.items() if found}
+
+
+def task_entries(results: Results, name: str, dataset_id: str, source_url: str,
+                 revision: str | None = None) -> list[EvalResultEntry]:
+    """One entry per score of task `name` (empty for tasks scored across runs), on the benchmark dataset
+    `dataset_id` at `revision` (the commit the scores were made on)."""
+    task = results.tasks[name]
+    return [EvalResultEntry(dataset_id=dataset_id, dataset_revision=revision, task_id=task_id(name, score),
+                            value=task.metrics[score], date=results.run.finished or None, source_url=source_url,
                             source_name="hallubench samples and results", notes=_notes(results, task))
-            for score in scores if is_scalar(task.metrics.get(score))]
+            for score in _scores(results, name)]
 
 
-def eval_result_files(results: Results, source_url: str,
-                      benchmark_ids: dict[str, str]) -> tuple[dict[str, bytes], list[str]]:
+def eval_result_files(results: Results, source_url: str, benchmark_ids: dict[str, str],
+                      revisions: dict[str, str] | None = None) -> tuple[dict[str, bytes], list[str]]:
     """(`.eval_results/hallubench_<task>.yaml` path -> YAML bytes, benchmarks with scores but no Hub id).
 
-    `benchmark_ids` maps benchmark names to the Hub dataset repos holding them (with their eval.yaml).
+    `benchmark_ids` maps benchmark names to the Hub dataset repos holding them (with their eval.yaml), `revisions`
+    benchmark names to the commit of that repo the scores were made on (each entry's `dataset.revision`).
     """
     files, unnamed = {}, set()
     for name in sorted(results.tasks):
         benchmark = results.tasks[name].benchmark
         if benchmark not in benchmark_ids:
-            if task_entries(results, name, "unnamed/benchmark", source_url):
+            if _scores(results, name):
                 unnamed.add(benchmark)
             continue
-        entries = task_entries(results, name, benchmark_ids[benchmark], source_url)
+        entries = task_entries(results, name, benchmark_ids[benchmark], source_url, (revisions or {}).get(benchmark))
         if entries:
             text = yaml.safe_dump(eval_result_entries_to_yaml(entries), sort_keys=False, allow_unicode=True)
             files[f".eval_results/hallubench_{name}.yaml"] = text.encode()

@@ -1,6 +1,6 @@
 """The one way hallubench writes to the Hub: a token resolved once (argument, HF_TOKEN or the login) that
 only ever goes into HfApi's Authorization header and is masked in any error, a dataset repo created if
-missing, and each upload one commit."""
+missing, each upload one commit, and a pull request opened once: publishing again commits to the open one."""
 from __future__ import annotations
 
 from collections.abc import Iterator
@@ -8,9 +8,11 @@ from contextlib import contextmanager
 from typing import Any
 
 import httpx2
-from huggingface_hub import CommitOperationAdd, HfApi, get_token
+from huggingface_hub import CommitOperationAdd, CommitOperationDelete, HfApi, get_token
+from huggingface_hub.community import Discussion
 
 from hallubench.errors import PublishError
+from hallubench.publish.checks import check_repo_id
 
 
 def resolve_token(token: str | None) -> str:
@@ -26,7 +28,7 @@ class DatasetRepo:
 
     def __init__(self, repo_id: str, *, token: str | None = None, private: bool | None = None,
                  endpoint: str | None = None):
-        self.repo_id, self.private = repo_id, private
+        self.repo_id, self.private = check_repo_id(repo_id, "--repo"), private
         self.token = resolve_token(token)
         self.api = HfApi(endpoint=endpoint, token=self.token, library_name="hallubench")
 
@@ -43,8 +45,26 @@ class DatasetRepo:
         return str(self.api.create_repo(self.repo_id, repo_type="dataset", private=self.private, exist_ok=True))
 
     def commit(self, files: dict[str, bytes], message: str, *, repo_id: str | None = None, repo_type: str = "dataset",
-               **options: Any):
-        """One commit adding `files` (path in repo -> bytes) to this repo, or to `repo_id` of `repo_type`."""
+               delete: list[str] = (), **options: Any):
+        """One commit adding `files` (path in repo -> bytes) to this repo, or to `repo_id` of `repo_type`, and
+        removing the paths in `delete`."""
         operations = [CommitOperationAdd(path_in_repo=path, path_or_fileobj=data) for path, data in files.items()]
+        operations += [CommitOperationDelete(path_in_repo=path) for path in delete]
         return self.api.create_commit(repo_id or self.repo_id, operations, repo_type=repo_type, commit_message=message,
                                       **options)
+
+    def files(self, repo_id: str | None = None, repo_type: str = "dataset", revision: str | None = None) -> list[str]:
+        """The files of this repo (or `repo_id`) at `revision`; empty when the repo does not exist yet."""
+        from huggingface_hub.errors import RepositoryNotFoundError
+
+        try:
+            return self.api.list_repo_files(repo_id or self.repo_id, repo_type=repo_type, revision=revision)
+        except RepositoryNotFoundError:
+            return []
+
+    def open_pull_request(self, repo_id: str, title: str, repo_type: str = "model") -> Discussion | None:
+        """The open pull request titled `title` that this token's user opened on `repo_id`, or None."""
+        me = self.api.whoami()["name"]
+        return next((pr for pr in self.api.get_repo_discussions(repo_id, author=me, repo_type=repo_type,
+                                                               discussion_type="pull_request", discussion_status="open")
+                     if pr.title == title), None)

@@ -1,18 +1,25 @@
 """Publish a run folder to the Hugging Face Hub.
 
-1. A dataset repo (created if missing, `exist_ok`) gets one commit holding, in the model's own folder,
+0. Before any commit, everything that can be checked is (publish/checks.py): the repo ids, the run's
+   completeness, that the model's results folder holds no other model, and for `.eval_results` the model repo
+   and each benchmark dataset (a Hub dataset carrying hallubench's eval.yaml that defines the task ids used,
+   holding the data the run read: the commit it read, or a local folder's same data files). A refusal is a
+   named PublishError and leaves the Hub untouched.
+1. A dataset repo (created if missing, `exist_ok`) gets one commit holding, in the model's own folder (named
+   from its full id: `--model-id`, the Hub id or every part of the checkpoint path; publish/dataset_card.py),
    `<model>/results.json` as it is, `<model>/samples/<task>.parquet` (the sample records, nested columns
    kept) and `<model>/results.png`, plus a README.md card with the results table and `configs:` for every
-   model folder already in the repo (publish/dataset_card.py): a second model never overwrites the first.
+   model folder already in the repo: a second model never overwrites the first.
 2. The model repo gets `.eval_results/hallubench_<task>.yaml` (publish/eval_results.py) with the scores,
-   pointing at the benchmark datasets named by `benchmark_ids` (pushed `hallubench build` folders, whose
-   eval.yaml defines the task ids), as a pull request by default since the publisher rarely owns the model
-   repo. Skipped when the run's model is a local path with no Hub id (unless `model_id` names it) or when
-   no benchmark of the run has a Hub id.
+   pointing at the benchmark datasets named by `benchmark_ids` at the revision the scores were made on, as a
+   pull request by default since the publisher rarely owns the model repo; publishing again commits to that
+   PR while it is open instead of opening another. Skipped when the run's model is a local path with no Hub id
+   (unless `model_id` names it) or when no benchmark of the run has a Hub id.
 
 A run made on the embedded synthetic mini benchmarks (results.json `run.mini_data`) is refused unless
-`allow_mini_data`; then the card says so in its title and first lines, and no `.eval_results` go to the
-model repo (synthetic scores must not appear next to a model's benchmark results).
+`allow_mini_data`, and one with `--limit` or missing samples unless `allow_partial`; then the card says so in
+its title and first lines, and no `.eval_results` go to the model repo (such scores must not appear next to a
+model's benchmark results).
 
 The run folder is read holding its lock (harness/folder_lock.py), and so is the folder its samples come from
 when they are not in it: a run writing either refuses the publish, naming the run, a run starting meanwhile
@@ -27,17 +34,19 @@ from __future__ import annotations
 import io
 import json
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 from hallubench.errors import PublishError
+from hallubench.publish.checks import (BenchmarkRepoError, check_benchmark, check_complete, check_model_repo,
+                                       check_repo_id, check_results_folder, dataset_revision)
 from hallubench.publish.hub import DatasetRepo
 from hallubench.harness import folder_lock, store
 from hallubench.publish.dataset_card import dataset_card, model_folder, model_label, samples_path
-from hallubench.publish.eval_results import eval_result_files, hub_model_id
+from hallubench.publish.eval_results import eval_result_files, hub_model_id, task_ids
 from hallubench.harness.plot import PLOT
 from hallubench.harness.results_schema import Results
 
@@ -114,50 +123,118 @@ def samples_parquet(records: dict[str, dict[str, Any]]) -> dict[str, bytes]:
     return out
 
 
+MODEL_PR_TITLE = "Add hallubench evaluation results"
+
+
+@dataclass
+class Plan:
+    """What a publish will commit, all of it checked before the first commit."""
+
+    folder: str
+    partial: list[str]
+    model_id: str | None = None
+    model_note: str | None = None
+    benchmark_ids: dict[str, str] = field(default_factory=dict)
+    revisions: dict[str, str] = field(default_factory=dict)
+
+
+def _check_ids(results: Results, repo_id: str, model_id: str | None, benchmark_ids: dict[str, str]) -> None:
+    """Every id given is a Hub repo id, and every --benchmark-ids name a benchmark of the run."""
+    check_repo_id(repo_id, "--repo")
+    if model_id is not None:
+        check_repo_id(model_id, "--model-id")
+    ran = sorted({task.benchmark for task in results.tasks.values()})
+    for benchmark, dataset in benchmark_ids.items():
+        if benchmark not in ran:
+            raise BenchmarkRepoError(f"--benchmark-ids {benchmark}={dataset}: the run has no benchmark {benchmark!r} "
+                                     f"(it ran {', '.join(ran)})")
+        check_repo_id(dataset, f"--benchmark-ids {benchmark}=")
+
+
+def _model_plan(hub: DatasetRepo, results: Results, plan: Plan, model_id: str | None,
+                benchmark_ids: dict[str, str]) -> None:
+    """Which model repo gets .eval_results and on which benchmark revisions, checked on the Hub; or why none."""
+    plan.model_id = model_id or hub_model_id(results)
+    if results.run.mini_data:
+        plan.model_note = "model results skipped: scores on the synthetic mini benchmarks are not model results"
+    elif plan.partial:
+        plan.model_note = "model results skipped: a partial run's scores are not the benchmark's"
+    elif plan.model_id is None:
+        plan.model_note = (f"model results skipped: the run's model {model_label(results)!r} has no Hub id "
+                           "(local path or API name); pass --model-id ORG/NAME to add them to its model repo")
+    if plan.model_note:
+        return
+    for benchmark, dataset in sorted(benchmark_ids.items()):
+        used = task_ids(results, benchmark)
+        if not used:
+            continue
+        sha = check_benchmark(hub.api, benchmark, dataset, {i for ids in used.values() for i in ids})
+        recorded = {name: dict(results.tasks[name].dataset) for name in used}
+        plan.revisions[benchmark] = dataset_revision(hub.api, benchmark, dataset, sha, recorded)
+        plan.benchmark_ids[benchmark] = dataset
+    check_model_repo(hub.api, plan.model_id)
+
+
+def _existing_results(hub: DatasetRepo, held: list[str], folder: str) -> dict[str, Any] | None:
+    """The results.json already in the model's folder of the results repo, or None."""
+    path = f"{folder}/{RESULTS}"
+    if path not in held:
+        return None
+    try:
+        return json.loads(Path(hub.api.hf_hub_download(hub.repo_id, path, repo_type="dataset")).read_bytes())
+    except ValueError:
+        return {}  # unreadable: not ours to replace silently, so check_results_folder refuses it
+
+
 @folder_lock.reads_folder("publish", "run_dir", RESULTS)
 def publish_run(run_dir: Path, repo_id: str, *, token: str | None = None, private: bool | None = None,
                 model_results: bool = True, model_id: str | None = None, create_pr: bool = True,
                 benchmark_ids: dict[str, str] | None = None, endpoint: str | None = None,
-                allow_mini_data: bool = False) -> PublishReport:
+                allow_mini_data: bool = False, allow_partial: bool = False) -> PublishReport:
     """Push `run_dir` to the dataset repo `repo_id` and (unless `model_results` is False) the model's
     `.eval_results` files to `model_id` or the Hub id in the run's model args.
 
-    `benchmark_ids` maps benchmark names to their Hub dataset ids for the eval results entries (default:
-    the results dataset). `create_pr=False` commits to the model repo's main branch instead of a PR.
-    `private=None` leaves a new dataset repo's visibility to the Hub's default for the namespace.
-    `allow_mini_data` publishes a run made on the mini benchmarks (refused otherwise), marked as such.
+    `benchmark_ids` maps benchmark names to their Hub dataset ids for the eval results entries (each checked:
+    a dataset carrying hallubench's eval.yaml that defines the task ids used, holding the data the run read).
+    `create_pr=False` commits to the model repo's main branch instead of a PR; with a PR, publishing again
+    commits to the open one. `private=None` leaves a new dataset repo's visibility to the Hub's default for the
+    namespace. `allow_mini_data` publishes a run made on the mini benchmarks (refused otherwise), marked as such;
+    `allow_partial` a run with --limit or missing samples, marked so, without `.eval_results`.
+
+    Everything is checked before the first commit (ids, the benchmark repos, the model repo, the run's
+    completeness, the results folder), so a refused publish writes nothing to the Hub.
     """
     results, raw_results, records = read_run(run_dir)
     benchmark_ids = dict(benchmark_ids or {})
+    _check_ids(results, repo_id, model_id, benchmark_ids)
     if results.run.mini_data and not allow_mini_data:
         raise PublishError(
             f"{run_dir} was made on the embedded synthetic mini benchmarks (tasks {', '.join(results.run.mini_data)}), "
             "so its scores measure nothing about the model. Run on the real benchmarks (`hallubench build`, then "
             "--data-dir), or pass --allow-mini-data to publish it anyway, marked as mini data")
-    folder = model_folder(results)
-    files = {f"{folder}/{RESULTS}": raw_results}
-    files.update({samples_path(folder, task): data for task, data in samples_parquet(records).items()})
+    plan = Plan(folder=model_folder(results, model_id), partial=check_complete(run_dir, results, records, allow_partial))
+    hub = DatasetRepo(repo_id, token=token, private=private, endpoint=endpoint)
+    with hub.errors(f"checking {run_dir} and the Hub before publishing to {repo_id} (nothing was published)"):
+        held = hub.files()
+        check_results_folder(_existing_results(hub, held, plan.folder), results, plan.folder, model_label(results),
+                             repo_id)
+        if model_results:
+            _model_plan(hub, results, plan, model_id, benchmark_ids)
+    files = {f"{plan.folder}/{RESULTS}": raw_results}
+    files.update({samples_path(plan.folder, task): data for task, data in samples_parquet(records).items()})
     chart = Path(run_dir) / PLOT
     if chart.is_file():
-        files[f"{folder}/{PLOT}"] = chart.read_bytes()
-    hub = DatasetRepo(repo_id, token=token, private=private, endpoint=endpoint)
+        files[f"{plan.folder}/{PLOT}"] = chart.read_bytes()
+    files["README.md"] = dataset_card(results, repo_id, sorted(set(held) | set(files)), chart=chart.is_file(),
+                                      folder=plan.folder, partial=plan.partial).encode()
     with hub.errors(f"publishing {run_dir} to dataset repo {repo_id}"):
         url = hub.create()
-        samples = sorted(set(hub.api.list_repo_files(repo_id, repo_type="dataset")) | set(files))
-        files["README.md"] = dataset_card(results, repo_id, samples, chart=chart.is_file()).encode()
         commit = hub.commit(files, f"hallubench results: {model_label(results)}")
-    report = PublishReport(dataset_url=str(url), dataset_commit_url=commit.commit_url)
-    if not model_results:
+    report = PublishReport(dataset_url=str(url), dataset_commit_url=commit.commit_url, model_id=plan.model_id,
+                           model_note=plan.model_note)
+    if not model_results or plan.model_note:
         return report
-    report.model_id = model_id or hub_model_id(results)
-    if results.run.mini_data:
-        report.model_note = "model results skipped: scores on the synthetic mini benchmarks are not model results"
-        return report
-    if report.model_id is None:
-        report.model_note = (f"model results skipped: the run's model {model_label(results)!r} has no Hub id "
-                             "(local path or API name); pass --model-id ORG/NAME to add them to its model repo")
-        return report
-    eval_files, unnamed = eval_result_files(results, str(url), benchmark_ids)
+    eval_files, unnamed = eval_result_files(results, str(url), plan.benchmark_ids, plan.revisions)
     if unnamed:
         report.model_note = (f"no model results for {', '.join(unnamed)}: name the Hub dataset holding each benchmark "
                              f"(a pushed `hallubench build` folder, with its eval.yaml) with --benchmark-ids "
@@ -165,11 +242,25 @@ def publish_run(run_dir: Path, repo_id: str, *, token: str | None = None, privat
     if not eval_files:
         report.model_note = report.model_note or "model results skipped: no task of this run has scores of its own"
         return report
-    where = (f"results are published at {url}, but adding .eval_results to model repo {report.model_id} failed "
+    where = (f"results are published at {url}, but adding .eval_results to model repo {plan.model_id} failed "
              "(name the model repo with --model-id ORG/NAME, or skip it with --no-model-results)")
     with hub.errors(where):
-        model_commit = hub.commit(eval_files, "Add hallubench evaluation results", repo_id=report.model_id,
-                                  repo_type="model", create_pr=create_pr,
-                                  commit_description=f"Hallucination benchmark results; samples and card: {url}")
-    report.model_commit_url = model_commit.pr_url or model_commit.commit_url
+        report.model_commit_url = _commit_model_results(hub, plan.model_id, eval_files, str(url), create_pr)
     return report
+
+
+def _commit_model_results(hub: DatasetRepo, model_id: str, eval_files: dict[str, bytes], url: str,
+                          create_pr: bool) -> str:
+    """Commit the .eval_results files: to the open hallubench PR when there is one (replacing the hallubench files
+    it holds that this run has no scores for), else to a new PR, or to main with `create_pr=False`; the url."""
+    pull = hub.open_pull_request(model_id, MODEL_PR_TITLE) if create_pr else None
+    description = f"Hallucination benchmark results; samples and card: {url}"
+    if pull is None:
+        commit = hub.commit(eval_files, MODEL_PR_TITLE, repo_id=model_id, repo_type="model", create_pr=create_pr,
+                            commit_description=description)
+        return commit.pr_url or commit.commit_url
+    stale = [path for path in hub.files(model_id, "model", pull.git_reference)
+             if path.startswith(".eval_results/hallubench_") and path not in eval_files]
+    hub.commit(eval_files, MODEL_PR_TITLE, repo_id=model_id, repo_type="model", revision=pull.git_reference,
+               delete=stale, commit_description=description)
+    return pull.url

@@ -2,10 +2,12 @@
 config, plus their views as rows, markdown and JSON. Writing them to a folder is ranking/report.py's job."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from hallubench.markup import escape_markdown
 from hallubench.ranking.intervals import board_uncertainty
 
 
@@ -63,44 +65,48 @@ class Ranking:
                 })
         return out
 
-    def mini_notice(self) -> str | None:
-        """The warning above a ranking of runs made on the embedded synthetic mini benchmarks; None otherwise."""
+    def mini_notice(self, name: Callable[[str], str] = str) -> str | None:
+        """The warning above a ranking of runs made on the embedded synthetic mini benchmarks; None otherwise;
+        `name` formats the run names (escape_markdown for markdown)."""
         if not self.mini_data:
             return None
         return (f"MINI DATA: runs made on the embedded synthetic mini benchmarks (--data-dir mini): "
-                f"{mini_runs(self.mini_data)}. This ranking is a pipeline check, not a measurement of the models.")
+                f"{mini_runs(self.mini_data, name)}. This ranking is a pipeline check, not a measurement of the models.")
 
     def table(self) -> str:
         """The leaderboard as markdown (after the MINI DATA warning, if any), one table per board, plus
-        correlations and judge counters."""
-        notice = self.mini_notice()
+        correlations and judge counters. It becomes the Hub card on `rank --push-to-hub`, so every name from the
+        run folders (run and board names, notes, judge errors) is escaped (hallubench/markup.py): none can add a
+        heading, table cell, link or tag."""
+        notice = self.mini_notice(escape_markdown)
         lines = [f"**{notice}**", ""] if notice else []
-        for board in self.boards:
-            lines += [f"### {board.name}", "", "| rank | model | CrossCheck ↓ | 95% CI | vs next: sign test p "
-                      "| SelfCheck ↓ | RefCheck ↓ | sentences |", "|---:|---|---:|---:|---:|---:|---:|---:|"]
+        for board in self.boards:  # board names are hallubench's own (task names), not the run folders'
+            lines += [f"### {board.name}", "", "| rank | model | CrossCheck ↓ | 95% CI | vs next: sign "
+                      "test p | SelfCheck ↓ | RefCheck ↓ | sentences |", "|---:|---|---:|---:|---:|---:|---:|---:|"]
             for row in (r for r in self.rows() if r["board"] == board.name):
-                lines.append(f"| {row['rank']} | {row['model']} | {_fmt(row['crosscheck'])} "
+                lines.append(f"| {row['rank']} | {escape_markdown(row['model'])} | {_fmt(row['crosscheck'])} "
                              f"| [{_fmt(row['ci_low'])}, {_fmt(row['ci_high'])}] | {_fmt_p(row['p_vs_next'])} "
                              f"| {_fmt(row['selfcheck'])} | {_fmt(row['refcheck'])} | {row['sentences']} |")
             no_sentences = sorted(set(board.sentences) - set(board.results["scores"]))
             notes = board.notes + ([f"no sentence to judge, not ranked: {', '.join(no_sentences)}"] if no_sentences else [])
             for name, corr in self.correlations.get(board.name, {}).items():
                 notes.append(f"{name}: {_fmt(corr['value'])} (n={corr['n']}{', ' + corr['note'] if corr['note'] else ''})")
-            lines += [""] + [f"- {note}" for note in notes] + ([""] if notes else [])
+            lines += [""] + [f"- {escape_markdown(note)}" for note in notes] + ([""] if notes else [])
         if self.boards:
             lines.append(f"Uncertainty: {self.uncertainty[self.boards[0].name]['method']}; a sign test p above 0.05 "
                          "means the two neighbours are not told apart on these documents.")
         c = self.judge["counters"]
-        lines.append(f"Judge {self.judge['judge_id']} ({self.judge['prompt_version']}): {c.get('pairs', 0)} pairs, "
+        lines.append(f"Judge {escape_markdown(self.judge['judge_id'])} ({escape_markdown(self.judge['prompt_version'])}): "
+                     f"{c.get('pairs', 0)} pairs, "
                      f"{c.get('calls', 0)} judge calls made, {c.get('saved', 0)} saved by the cache, "
                      f"{c.get('undecided', 0) - c.get('errors', 0)} unparseable judge outputs (scored 0.5).")
         errors = self.judge.get("errors") or []
         if errors:
             first = errors[0]
+            detail = (f"{first['board']}, system {first['system']}, document {first['document']}, sentence "
+                      f"{first['sentence'][:80]!r}: {first['error'][:200]}")
             lines.append(f"**{c.get('errors', 0)} judgments failed** (judge errors, scored 0.5, not cached: rerun to "
-                         f"retry them; all listed in crosscheck.json). First: {first['board']}, system "
-                         f"{first['system']}, document {first['document']}, sentence {first['sentence'][:80]!r}: "
-                         f"{first['error'][:200]}")
+                         f"retry them; all listed in crosscheck.json). First: {escape_markdown(detail)}")
         return "\n".join(lines) + "\n"
 
     def to_dict(self) -> dict[str, Any]:
@@ -118,9 +124,9 @@ class Ranking:
                 "mini_data": self.mini_data}
 
 
-def mini_runs(mini_data: dict[str, list[str]]) -> str:
-    """`a (task1, task2); b (task1)`: the runs and their tasks made on the mini benchmarks."""
-    return "; ".join(f"{name} ({', '.join(tasks)})" for name, tasks in sorted(mini_data.items()))
+def mini_runs(mini_data: dict[str, list[str]], name: Callable[[str], str] = str) -> str:
+    """`a (task1, task2); b (task1)`: the runs (formatted by `name`) and their tasks made on the mini benchmarks."""
+    return "; ".join(f"{name(run)} ({', '.join(tasks)})" for run, tasks in sorted(mini_data.items()))
 
 
 def _fmt(value: float | None) -> str:

@@ -63,15 +63,26 @@ def test_every_scored_task_id_is_in_its_benchmarks_eval_yaml(tmp_path):
     assert unnamed == [] and {e.dataset_id for e in entries} == {"org/cchall"}
 
 
-def test_each_model_gets_its_own_folder_in_the_results_repo():
+def test_each_model_gets_its_own_folder_in_the_results_repo_named_from_its_full_id():
     from hallubench.publish.dataset_card import model_folder
 
-    def folder(**args):
+    def folder(model_id=None, **args):
         results = Results()
         results.model.name, results.model.args = "hf", args
-        return model_folder(results)
+        return model_folder(results, model_id)
 
     assert folder(pretrained="Qwen/Qwen2.5-Omni-7B") == "Qwen--Qwen2.5-Omni-7B"
-    assert folder(pretrained="/ckpt/run 3/tiny") == "tiny" and folder(pretrained="./tiny") == "tiny"
+    assert folder(pretrained="/ckpt/run 3/tiny") == "ckpt--run-3--tiny" and folder(pretrained="./tiny") == "tiny"
+    # two checkpoints whose folders share a basename
+    assert folder(pretrained="/ckpt/qwen2_5_omni") != folder(pretrained="/ckpt/seed2/qwen2_5_omni")
+    assert folder(pretrained="../../x/<b>|y") == "x--b-y" and folder(pretrained="C:\\ckpt\\m") == "C--ckpt--m"
     assert folder(model="gpt-4o") == "gpt-4o" and folder() == "hf"
     assert folder(pretrained="org/a") != folder(pretrained="org/b")
+    assert folder("org/name", pretrained="/ckpt/seed2/qwen2_5_omni") == "org--name"
+
+
+def test_entries_carry_the_revision_of_the_benchmark_dataset():
+    files, _ = eval_result_files(_results(), "https://x", {"cmm": "org/cmm"}, {"cmm": "ab" * 20})
+    raw = yaml.safe_load(files[".eval_results/hallubench_cmm.yaml"])
+    assert {entry["dataset"]["revision"] for entry in raw} == {"ab" * 20}
+    assert {e.dataset_revision for e in parse_eval_result_entries(raw)} == {"ab" * 20}

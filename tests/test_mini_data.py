@@ -9,7 +9,8 @@ import shutil
 
 import pytest
 import yaml
-from test_publish_hub import MODEL, TOKEN, ChatModelTestDouble, HubTestDouble  # noqa: F401 (hub fixture below)
+from hub_server import StandInHub
+from test_publish_hub import MODEL, TOKEN, ChatModelTestDouble
 
 from hallubench.cli.main import main
 from hallubench.harness.data import GUIDANCE
@@ -86,17 +87,10 @@ def test_real_data_results_are_not_marked(double_model, tmp_path, capsys):
 
 @pytest.fixture
 def hub(monkeypatch, tmp_path):
-    import httpx2
-    from huggingface_hub import constants, set_client_factory
-    from huggingface_hub.utils._http import default_client_factory
-
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    server = StandInHub({}).serve_in_process(monkeypatch, tmp_path)
     monkeypatch.setenv("HF_TOKEN", TOKEN)
-    monkeypatch.setattr(constants, "HF_TOKEN_PATH", str(tmp_path / "no-login-token"))
-    double = HubTestDouble()
-    set_client_factory(lambda: httpx2.Client(transport=httpx2.MockTransport(double)))
-    yield double
-    set_client_factory(default_client_factory)
+    yield server
+    server.close()
 
 
 def test_publish_refuses_mini_results(mini_run, hub, capsys):
@@ -109,7 +103,7 @@ def test_publish_refuses_mini_results(mini_run, hub, capsys):
 
 def test_publish_with_the_flag_says_mini_on_the_card_and_leaves_the_model_repo_alone(mini_run, hub, capsys):
     out, _ = mini_run
-    assert main(["publish", str(out), "--repo", "me/mini", "--allow-mini-data"]) == 0
+    assert main(["publish", str(out), "--repo", "me/mini", "--allow-mini-data", "--allow-partial"]) == 0
     assert "model results skipped: scores on the synthetic mini benchmarks" in capsys.readouterr().out
     [commit] = hub.commits
     card = commit["files"]["README.md"].decode()
@@ -122,9 +116,9 @@ def test_run_push_to_hub_refuses_mini_results_unless_allowed(mini_run, hub, tmp_
             "me/mini"]
     assert main(argv) == 2 and hub.requests == []
     assert "--allow-mini-data" in capsys.readouterr().err
-    assert main([*argv, "--allow-mini-data"]) == 0
-    [commit] = hub.commits
-    assert "(mini data)" in commit["files"]["README.md"].decode()
+    # allowed as mini data, the run is still a --limit run: refused as partial (`publish --allow-partial` takes it)
+    assert main([*argv, "--allow-mini-data"]) == 2 and hub.requests == []
+    assert "--allow-partial" in capsys.readouterr().err
 
 
 def test_rescoring_keeps_the_mark(mini_run, tmp_path):

@@ -1,34 +1,31 @@
-"""`hallubench publish` against a test double of the Hub's HTTP API (huggingface_hub.set_client_factory
-with an httpx2.MockTransport): what is sent (files, parsed contents, eval results), and that the token
-only ever travels in the Authorization header.
+"""`hallubench publish` against the stand-in Hub (tests/hub_server.py, a real HTTP server on 127.0.0.1 that takes
+pushes and pull requests as the Hub does): what is committed (files, parsed contents, eval results with the
+benchmark's revision), that publishing again updates the open PR, that the token only ever travels in the
+Authorization header, and that every refusal comes before the first commit: nothing half-published.
 
-The run folder is made by the real harness (`hallubench run`) on the mini cmm and mhalubench datasets,
-with a scripted chat model test double that answers yes, no, fails once and answers unparseably once.
+The run folders are made by the real harness (`hallubench run`) on the mini cmm and mhalubench datasets, with a
+scripted chat model test double that answers yes, no, fails once and answers unparseably once.
 """
-import base64
 import io
 import itertools
 import json
 import logging
 import os
-import re
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
-import httpx2
 import pyarrow.parquet as pq
 import pytest
 import yaml
-from huggingface_hub import constants, parse_eval_result_entries, set_client_factory
-from huggingface_hub.utils._http import default_client_factory
+from huggingface_hub import parse_eval_result_entries
 
 from hallubench.cli.main import main
-from hallubench.harness import store
 from hallubench.harness.results_schema import Results
 from hallubench.harness.runner import write_results
 from hallubench.models import GenerationError, TextPart
+from hub_server import Repo, StandInHub
 
 TOKEN = "hf_TestDoubleSecret0123456789abcdefXYZ"
 MODEL = "org/some-model"
@@ -59,226 +56,283 @@ class ChatModelTestDouble:
         return outputs
 
 
-class HubTestDouble:
-    """Stands in for huggingface.co: records every request and answers repo creation, README YAML
-    validation, preupload (every file "regular", so contents travel base64 in the commit) and commit."""
+def _run(datasets: Path, out: Path, *extra: str) -> Path:
+    from hallubench import models
 
-    def __init__(self, models=(MODEL,), refuse_commit: str | None = None):
-        self.repos = {("model", m) for m in models}
-        self.refuse_commit = refuse_commit  # answer the dataset commit with 403 and this error text
-        self.requests: list[httpx2.Request] = []
-        self.library_requests: list[httpx2.Request] = []
-        self.commits: list[dict] = []
-        self.unexpected: list[str] = []
-        self.files: dict[tuple[str, str], dict[str, bytes]] = {}  # (kind, repo) -> what its commits hold
-        self.on_commit = None  # called with (kind, repo) when a commit arrives, before it is answered
-
-    def __call__(self, request: httpx2.Request) -> httpx2.Response:
-        path, body = request.url.path, request.content
-        if path == "/api/agent-harnesses":  # huggingface_hub's own daily user-agent registry fetch, no token
-            self.library_requests.append(request)
-            return httpx2.Response(404)
-        self.requests.append(request)
-        if request.method == "POST" and path == "/api/repos/create":
-            payload = json.loads(body)
-            repo = (payload["type"], f"{payload['organization']}/{payload['name']}")
-            status = 409 if repo in self.repos else 200
-            self.repos.add(repo)
-            return httpx2.Response(status, json={"url": f"https://huggingface.co/datasets/{repo[1]}"})
-        if request.method == "POST" and path == "/api/validate-yaml":
-            front = json.loads(body)["content"].split("---\n")[1]
-            ok = isinstance(yaml.safe_load(front), dict)
-            return httpx2.Response(200 if ok else 400, json={"errors": [] if ok else [{"message": "bad"}]})
-        listing = re.fullmatch(r"/api/(model|dataset)s/([^/]+/[^/]+)/tree/main", path)
-        if request.method == "GET" and listing and listing.groups() in self.repos:
-            held = self.files.get(listing.groups(), {})
-            return httpx2.Response(200, json=[{"type": "file", "path": p, "size": len(d), "oid": "0" * 40}
-                                              for p, d in sorted(held.items())])
-        match = re.fullmatch(r"/api/(model|dataset)s/([^/]+/[^/]+)/(preupload|commit)/main", path)
-        if request.method == "POST" and match:
-            kind, repo_id, action = match.groups()
-            if (kind, repo_id) not in self.repos:
-                return httpx2.Response(404, headers={"X-Error-Code": "RepoNotFound"},
-                                       json={"error": "Repository not found"})
-            if action == "preupload":
-                files = [{"path": f["path"], "uploadMode": "regular", "shouldIgnore": False, "oid": None}
-                         for f in json.loads(body)["files"]]
-                return httpx2.Response(200, json={"files": files})
-            if self.refuse_commit is not None:
-                return httpx2.Response(403, json={"error": self.refuse_commit})
-            return self._commit(kind, repo_id, request)
-        self.unexpected.append(f"{request.method} {request.url}")
-        return httpx2.Response(404, json={"error": "not in the Hub test double"})
-
-    def _commit(self, kind: str, repo_id: str, request: httpx2.Request) -> httpx2.Response:
-        if self.on_commit:
-            self.on_commit(kind, repo_id)
-        lines = [json.loads(line) for line in request.content.splitlines()]
-        files = {line["value"]["path"]: base64.b64decode(line["value"]["content"])
-                 for line in lines if line["key"] == "file"}
-        create_pr = request.url.params.get("create_pr") == "1"
-        self.commits.append({"kind": kind, "repo": repo_id, "create_pr": create_pr, "header": lines[0]["value"],
-                             "files": files, "keys": [line["key"] for line in lines]})
-        if not create_pr:
-            self.files.setdefault((kind, repo_id), {}).update(files)
-        prefix = "datasets/" if kind == "dataset" else ""
-        return httpx2.Response(200, json={
-            "commitUrl": f"https://huggingface.co/{prefix}{repo_id}/commit/{'ab' * 20}", "commitOid": "ab" * 20,
-            "pullRequestUrl": f"https://huggingface.co/{prefix}{repo_id}/discussions/1" if create_pr else None})
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setitem(models.MODELS, "test_double", ChatModelTestDouble)
+        assert main(["run", "--model", "test_double", "--model-args", f"pretrained={MODEL}", "--data-dir", str(datasets),
+                     "--output-dir", str(out), "--tasks", "cmm,mhalubench", "--num-samples", "2", "--num-frames", "2",
+                     *extra]) == 0
+    return out
 
 
 @pytest.fixture(scope="module")
-def run_dir(tmp_path_factory):
-    from hallubench import models
+def built(tmp_path_factory) -> Path:
     from hallubench.builders import build
     from hallubench.builders.mini import make_release
 
     root = tmp_path_factory.mktemp("publish")
     for name in ("cmm", "mhalubench"):
         build(name, make_release(name, root / "releases" / name), root / "datasets" / name)
-    out = root / "run"
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setitem(models.MODELS, "test_double", ChatModelTestDouble)
-        assert main(["run", "--model", "test_double", "--model-args", f"pretrained={MODEL}",
-                     "--data-dir", str(root / "datasets"), "--output-dir", str(out), "--tasks", "cmm,mhalubench",
-                     "--limit", "4", "--num-samples", "2", "--num-frames", "2"]) == 0
-    return out
+    return root / "datasets"
+
+
+@pytest.fixture(scope="module")
+def run_dir(built) -> Path:
+    """A whole-benchmark run (no --limit) on local built folders."""
+    return _run(built, built.parent / "run")
+
+
+@pytest.fixture(scope="module")
+def partial_dir(built) -> Path:
+    return _run(built, built.parent / "partial", "--limit", "4")
 
 
 @pytest.fixture
-def hub(monkeypatch, tmp_path):
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # the real Hub is never reachable; only the double answers
+def hub(monkeypatch, tmp_path, built):
+    """The stand-in Hub holding the model repo and the cmm benchmark (the built folder the runs read), as
+    huggingface_hub's endpoint; no token anywhere but HF_TOKEN where a test sets it."""
+    server = StandInHub({BENCHMARK: Repo.from_folder(built / "cmm"),
+                         "org/mhalubench-bench": Repo.from_folder(built / "mhalubench")},
+                        models={MODEL: Repo({"config.json": b"{}"})})
+    server.serve_in_process(monkeypatch, tmp_path)
     monkeypatch.delenv("HF_TOKEN", raising=False)
-    monkeypatch.setattr(constants, "HF_TOKEN_PATH", str(tmp_path / "no-login-token"))
-    double = HubTestDouble()
-    set_client_factory(lambda: httpx2.Client(transport=httpx2.MockTransport(double)))
-    yield double
-    set_client_factory(default_client_factory)
+    yield server
+    server.close()
 
 
 def _results(run_dir: Path) -> Results:
     return Results.from_dict(json.loads((run_dir / "results.json").read_text()))
 
 
+def _copy(run_dir: Path, to: Path, **model_args) -> Path:
+    shutil.copytree(run_dir, to)
+    if model_args:
+        results = _results(to)
+        results.model.args = {**results.model.args, **model_args}
+        write_results(results, to)
+    return to
+
+
 def _assert_token_hidden(hub, run_dir, *texts):
-    for request in hub.requests:
-        assert request.headers["authorization"] == f"Bearer {TOKEN}"
-        assert TOKEN not in str(request.url) and TOKEN.encode() not in request.content
-        assert all(TOKEN not in v for k, v in request.headers.items() if k != "authorization")
-    for request in hub.library_requests:
-        assert TOKEN not in str(request.url) and TOKEN not in str(request.headers)
+    for call in hub.seen:
+        assert call["headers"]["authorization"] == f"Bearer {TOKEN}", call["url"]
+        assert TOKEN not in call["url"] and TOKEN.encode() not in call["body"]
+        assert all(TOKEN not in v for k, v in call["headers"].items() if k != "authorization")
+    for call in hub.library_calls:
+        assert TOKEN not in str(call)
     for text in texts:
         assert TOKEN not in text
     for path in Path(run_dir).rglob("*"):
         assert path.is_dir() or TOKEN.encode() not in path.read_bytes(), path
 
 
-def test_run_folder_has_failed_and_unparsed_samples(run_dir):
+def _assert_nothing_published(hub):
+    assert hub.commits == [] and REPO not in hub.repos and not hub.pulls
+
+
+def test_run_folder_has_failed_and_unparsed_samples_and_records_its_data(run_dir, built):
+    from hallubench.harness.dataset_source import data_fingerprint
+    from hallubench.benchmarks import get_task
+
     cmm = _results(run_dir).tasks["cmm"]
-    assert (cmm.n_selected, cmm.n_errors, cmm.n_unparsed) == (4, 1, 1)
+    assert cmm.n_selected == cmm.n_total > 4 and (cmm.n_errors, cmm.n_unparsed) == (cmm.n_total // 4, cmm.n_total // 4)
+    assert cmm.dataset == {"id": None, "revision": data_fingerprint(built / "cmm", get_task("cmm"))}
+    assert cmm.dataset["revision"].startswith("sha256:")
 
 
-def test_publish_sends_results_samples_card_and_eval_results(run_dir, hub, monkeypatch, capfd, caplog, tmp_path):
+def test_publish_commits_results_samples_card_and_eval_results_at_the_benchmark_revision(
+        run_dir, hub, monkeypatch, capfd, caplog):
     monkeypatch.setenv("HF_TOKEN", TOKEN)
     caplog.set_level(logging.DEBUG)
-    caplog.set_level(logging.DEBUG, logger="huggingface_hub")
     before = {p: p.read_bytes() for p in run_dir.rglob("*") if p.is_file()}
     assert main(["publish", str(run_dir), "--repo", REPO, "--benchmark-ids", f"cmm={BENCHMARK}"]) == 0
     out, err = capfd.readouterr()
 
-    calls = [(r.method, r.url.path, r.url.params.get("create_pr")) for r in hub.requests]
-    assert calls == [("POST", "/api/repos/create", None), ("GET", f"/api/datasets/{REPO}/tree/main", None),
-                     ("POST", "/api/validate-yaml", None),
-                     ("POST", f"/api/datasets/{REPO}/preupload/main", None),
-                     ("POST", f"/api/datasets/{REPO}/commit/main", None),
-                     ("POST", f"/api/models/{MODEL}/preupload/main", "1"),
-                     ("POST", f"/api/models/{MODEL}/commit/main", "1")]
-    assert not hub.unexpected
-    assert json.loads(hub.requests[0].content) == {"name": REPO.split("/")[1], "organization": "me", "type": "dataset"}
-
+    order = [path for _, path in hub.requests]  # the model and benchmark repos were checked before any write
+    first_write = order.index("/api/repos/create")
+    assert order.index(f"/api/models/{MODEL}") < first_write and order.index(f"/api/datasets/{BENCHMARK}") < first_write
     dataset, model = hub.commits
-    assert (dataset["repo"], dataset["kind"], dataset["create_pr"]) == (REPO, "dataset", False)
-    files = dataset["files"]
-    assert set(files) == {"README.md", *(f"{FOLDER}/{name}" for name in ("results.json", "results.png",
-                                                                        "samples/cmm.parquet", "samples/mhalubench.parquet"))}
-    assert files[f"{FOLDER}/results.json"] == (run_dir / "results.json").read_bytes()
-    assert files[f"{FOLDER}/results.png"] == (run_dir / "results.png").read_bytes()
-
-    records, _ = store.read_jsonl(run_dir / "samples.jsonl")
-    for task in ("cmm", "mhalubench"):
-        rows = pq.read_table(io.BytesIO(files[f"{FOLDER}/samples/{task}.parquet"])).to_pylist()
-        assert rows == [r for r in records if r["task"] == task]
-    mhalu = pq.read_table(io.BytesIO(files[f"{FOLDER}/samples/mhalubench.parquet"])).to_pylist()
-    assert all(len(row["samples"]) == 2 and row["media"]["image"]["path"] for row in mhalu)
-
-    # The card's YAML configs load each task's samples with plain `datasets`.
-    import datasets
-
-    for path, data in files.items():
-        (tmp_path / "repo" / path).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / "repo" / path).write_bytes(data)
-    loaded = datasets.load_dataset(str(tmp_path / "repo"), f"{FOLDER}--cmm", split="test")
-    assert loaded["id"] == [r["id"] for r in records if r["task"] == "cmm"]
-    assert sum(e is not None for e in loaded["error"]) == 1
-
-    card = files["README.md"].decode()
+    assert (dataset["kind"], dataset["repo"], dataset["revision"]) == ("dataset", REPO, "main")
     results = _results(run_dir)
-    metrics = {k: v for k, v in results.tasks["cmm"].metrics.items() if isinstance(v, float) and not k.endswith("_stderr")}
-    assert metrics
-    assert "| task | metric | value | n | unparsed | errors |" in card
-    for name, value in metrics.items():
-        stderr = results.tasks["cmm"].metrics.get(f"{name}_stderr")
-        shown = f"{value:.4f}" + ("" if stderr is None else f" ± {stderr:.4f}")
-        assert f"| cmm | {name} | {shown} | 4 | 1 | 1 |" in card
-    assert "| mhalubench | - | scored by crosscheck" in card
-    assert f"![metrics per task and group]({FOLDER}/results.png)" in card
-    assert f"`{MODEL}`" in card and results.environment.git_hash in card
-    assert f"hallubench {results.environment.packages['hallubench']}" in card
-    assert "hallubench run --model test_double --model-args pretrained=org/some-model --tasks cmm,mhalubench" in card
-    assert "--limit 4" in card and "--output-dir" not in card
+    assert dataset["files"][f"{FOLDER}/results.json"] == (run_dir / "results.json").read_bytes()
+    assert set(dataset["files"]) == {f"{FOLDER}/results.json", f"{FOLDER}/results.png", "README.md",
+                                     f"{FOLDER}/samples/cmm.parquet", f"{FOLDER}/samples/mhalubench.parquet"}
+    cmm = pq.read_table(io.BytesIO(dataset["files"][f"{FOLDER}/samples/cmm.parquet"])).to_pylist()
+    assert len(cmm) == results.tasks["cmm"].n_total and sum(r["error"] is not None for r in cmm) == results.tasks["cmm"].n_errors
+    card = dataset["files"]["README.md"].decode()
+    assert f"# hallubench results: {MODEL}" in card and "partial" not in card.lower()
+    assert f"- cmm: a local folder at `{results.tasks['cmm'].dataset['revision']}`" in card
 
-    assert (model["repo"], model["kind"], model["create_pr"]) == (MODEL, "model", True)
+    assert (model["kind"], model["repo"], model["create_pr"]) == ("model", MODEL, True)
     assert set(model["files"]) == {".eval_results/hallubench_cmm.yaml"}
-    entries = parse_eval_result_entries(yaml.safe_load(model["files"][".eval_results/hallubench_cmm.yaml"]))
-    # only the scores, each under a task id the benchmark's eval.yaml defines, on the benchmark dataset
-    assert {e.task_id: e.value for e in entries} == {f"cmm_{name}": metrics[name] for name in ("pa", "hr", "accuracy")}
-    assert {(e.dataset_id, e.source_url) for e in entries} == {(BENCHMARK, f"https://huggingface.co/datasets/{REPO}")}
-    n_total = results.tasks["cmm"].n_total
-    assert n_total > 4  # --limit 4: the entries must say they score a subset
-    assert all(e.date == results.run.finished and f"n=4 of {n_total} (a subset), unparsed=1, errors=1" in e.notes
-               for e in entries)
-
-    assert f"https://huggingface.co/{MODEL}/discussions/1" in out
+    raw = yaml.safe_load(model["files"][".eval_results/hallubench_cmm.yaml"])
+    entries = parse_eval_result_entries(raw)
+    assert {e.task_id: e.value for e in entries} == {f"cmm_{n}": results.tasks["cmm"].metrics[n]
+                                                     for n in ("pa", "hr", "accuracy")}
+    # the run read a local folder holding the very data files of the benchmark repo: entries name its commit
+    assert {(e.dataset_id, e.dataset_revision) for e in entries} == {(BENCHMARK, hub.repos[BENCHMARK].commit)}
+    assert all(entry["dataset"]["revision"] == hub.repos[BENCHMARK].commit for entry in raw)
+    assert {e.source_url for e in entries} == {f"{hub.url}/datasets/{REPO}"}
+    assert f"{hub.url}/{MODEL}/discussions/1" in out
     assert {p: p.read_bytes() for p in run_dir.rglob("*") if p.is_file()} == before
     _assert_token_hidden(hub, run_dir, out, err, caplog.text)
 
 
+def test_publishing_again_commits_to_the_open_pull_request(run_dir, hub, monkeypatch, capfd):
+    monkeypatch.setenv("HF_TOKEN", TOKEN)
+    args = ["publish", str(run_dir), "--repo", REPO, "--benchmark-ids", f"cmm={BENCHMARK}"]
+    assert main(args) == 0
+    hub.pulls[("model", MODEL)][0]["repo"].files[".eval_results/hallubench_gone.yaml"] = b"[]"  # an older task's
+    assert main(args) == 0
+    pulls = hub.pulls[("model", MODEL)]
+    assert len(pulls) == 1
+    second = [c for c in hub.commits if c["kind"] == "model"][1]
+    assert (second["revision"], second["create_pr"]) == ("refs/pr/1", False)
+    assert second["deleted"] == [".eval_results/hallubench_gone.yaml"]
+    assert set(pulls[0]["repo"].files) == {"config.json", ".eval_results/hallubench_cmm.yaml"}
+    assert capfd.readouterr().out.count(f"{hub.url}/{MODEL}/discussions/1") == 2
+    pulls[0]["status"] = "merged"  # a merged PR is not reopened: the next publish opens a new one
+    assert main(args) == 0
+    assert [p["num"] for p in hub.pulls[("model", MODEL)]] == [1, 2]
+
+
+def test_a_run_reading_the_hub_records_repo_and_commit_and_publishes_that_revision(built, hub, monkeypatch, tmp_path):
+    out = _run(BENCHMARK, tmp_path / "from-hub", "--tasks", "cmm")
+    sha = hub.repos[BENCHMARK].commit
+    assert _results(out).tasks["cmm"].dataset == {"id": BENCHMARK, "revision": sha}
+    monkeypatch.setenv("HF_TOKEN", TOKEN)
+    assert main(["publish", str(out), "--repo", REPO, "--benchmark-ids", f"cmm={BENCHMARK}"]) == 0
+    model = [c for c in hub.commits if c["kind"] == "model"][0]
+    entries = parse_eval_result_entries(yaml.safe_load(model["files"][".eval_results/hallubench_cmm.yaml"]))
+    assert {e.dataset_revision for e in entries} == {sha}
+
+
+def _other_data(repo: Repo) -> Repo:
+    """The benchmark repo with one data file of other content (another fingerprint in its name and the card)."""
+    files = dict(repo.files)
+    old = next(p for p in files if p.startswith("data/") and p.endswith(".parquet"))
+    new = old.rpartition("-")[0] + "-0123456789abcdef.parquet"
+    files[new] = files.pop(old) + b"\0"
+    files["README.md"] = files["README.md"].replace(old.encode(), new.encode())
+    return Repo(files)
+
+
+BAD_BENCHMARKS = {
+    "no such repo": ("cmm=org/not-there", "no Hub dataset repo org/not-there"),
+    "a model repo": (f"cmm={MODEL}", f"no Hub dataset repo {MODEL}"),
+    "a path": ("cmm=../../etc", "'../../etc' is not a Hub repo id"),
+    "not a benchmark of the run": ("cchall=org/cchall", "the run has no benchmark 'cchall'"),
+    "no eval.yaml": ("cmm=org/plain", "the dataset repo has no eval.yaml"),
+    "another framework's eval.yaml": ("cmm=org/lighteval", "its eval.yaml is not hallubench's"),
+    "another benchmark": ("cmm=org/mhalubench-bench", "its eval.yaml defines no task cmm_accuracy, cmm_hr, cmm_pa"),
+    "other data": ("cmm=org/cmm-other", "whose data files are not those of org/cmm-other"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_BENCHMARKS))
+def test_a_bad_benchmark_id_is_refused_before_anything_is_committed(case, run_dir, hub, monkeypatch, capfd):
+    monkeypatch.setenv("HF_TOKEN", TOKEN)
+    hub.repos["org/plain"] = Repo({"README.md": b"---\nlicense: mit\n---\n"})
+    hub.repos["org/lighteval"] = Repo({"eval.yaml": b"name: x\nevaluation_framework: lighteval\ntasks: []\n"})
+    hub.repos["org/cmm-other"] = _other_data(hub.repos[BENCHMARK])
+    flag, message = BAD_BENCHMARKS[case]
+    assert main(["publish", str(run_dir), "--repo", REPO, "--benchmark-ids", flag]) == 2
+    out, err = capfd.readouterr()
+    assert message in err and "Traceback" not in err, err
+    _assert_nothing_published(hub)
+    _assert_token_hidden(hub, run_dir, out, err)
+
+
+@pytest.mark.parametrize("model_id, message", [
+    ("bad id", "--model-id 'bad id' is not a Hub repo id"),
+    ("../../etc", "--model-id '../../etc' is not a Hub repo id"),
+    ("org/not-there", "no Hub model repo org/not-there"),
+])
+def test_a_bad_model_id_is_refused_before_the_results_dataset_is_committed(model_id, message, run_dir, hub,
+                                                                           monkeypatch, capfd):
+    monkeypatch.setenv("HF_TOKEN", TOKEN)
+    assert main(["publish", str(run_dir), "--repo", REPO, "--model-id", model_id,
+                 "--benchmark-ids", f"cmm={BENCHMARK}"]) == 2
+    err = capfd.readouterr().err
+    assert message in err and "Traceback" not in err, err
+    _assert_nothing_published(hub)
+
+
+def test_a_bad_results_repo_id_is_refused_before_any_request(run_dir, hub, monkeypatch, capfd):
+    monkeypatch.setenv("HF_TOKEN", TOKEN)
+    assert main(["publish", str(run_dir), "--repo", "me/../x"]) == 2
+    assert "--repo 'me/../x' is not a Hub repo id" in capfd.readouterr().err and hub.requests == []
+
+
+def test_a_partial_run_is_refused_unless_allowed_then_marked_and_kept_off_the_model_repo(partial_dir, hub,
+                                                                                         monkeypatch, capfd):
+    monkeypatch.setenv("HF_TOKEN", TOKEN)
+    args = ["publish", str(partial_dir), "--repo", REPO, "--benchmark-ids", f"cmm={BENCHMARK}"]
+    assert main(args) == 2
+    err = capfd.readouterr().err
+    assert "--limit 4" in err and "--allow-partial" in err and "scored 4 of its" in err
+    _assert_nothing_published(hub)
+    assert main(args + ["--allow-partial"]) == 0
+    out = capfd.readouterr().out
+    assert [c["kind"] for c in hub.commits] == ["dataset"] and "a partial run's scores" in out
+    card = hub.commits[0]["files"]["README.md"].decode()
+    assert "(partial run)" in card and "> **Partial run.** it ran with --limit 4" in card
+    assert "hallubench-partial-run" in yaml.safe_load(card.split("---\n")[1])["tags"]
+
+
+def test_a_run_folder_missing_samples_is_a_partial_run(run_dir, hub, monkeypatch, capfd, tmp_path):
+    monkeypatch.setenv("HF_TOKEN", TOKEN)
+    folder = _copy(run_dir, tmp_path / "run")
+    samples = next(folder.glob("samples*.jsonl"))
+    lines = samples.read_text().splitlines(keepends=True)
+    samples.write_text("".join(lines[:-1]))
+    assert main(["publish", str(folder), "--repo", REPO]) == 2
+    assert "samples in the run folder" in capfd.readouterr().err
+    _assert_nothing_published(hub)
+
+
+def test_two_checkpoints_sharing_a_basename_get_two_folders_and_a_taken_folder_is_refused(run_dir, hub, monkeypatch,
+                                                                                          capfd, tmp_path):
+    monkeypatch.setenv("HF_TOKEN", TOKEN)
+    first = _copy(run_dir, tmp_path / "a", pretrained="/ckpt/qwen2_5_omni")
+    second = _copy(run_dir, tmp_path / "b", pretrained="/ckpt/seed2/qwen2_5_omni")
+    for folder in (first, second):
+        assert main(["publish", str(folder), "--repo", REPO]) == 0
+    assert {p.partition("/")[0] for p in hub.repos[REPO].files if "/" in p} == {"ckpt--qwen2_5_omni",
+                                                                                "ckpt--seed2--qwen2_5_omni"}
+    held = dict(hub.repos[REPO].files)
+    # --model-id names the folder: a second checkpoint under the first one's name is refused, nothing replaced
+    assert main(["publish", str(first), "--repo", REPO, "--model-id", "org/omni", "--no-model-results"]) == 0
+    assert main(["publish", str(second), "--repo", REPO, "--model-id", "org/omni", "--no-model-results"]) == 2
+    err = capfd.readouterr().err
+    assert "folder org--omni/ already holds the results of '/ckpt/qwen2_5_omni'" in err and "--model-id" in err
+    assert hub.repos[REPO].files[f"org--omni/results.json"] == (first / "results.json").read_bytes()
+    assert all(hub.repos[REPO].files[p] == d for p, d in held.items() if p != "README.md")
+    # the same model published again replaces its own folder
+    assert main(["publish", str(first), "--repo", REPO, "--model-id", "org/omni", "--no-model-results"]) == 0
+
+
 def test_local_model_path_skips_model_results_with_a_note(run_dir, hub, capfd, tmp_path):
-    local = tmp_path / "run"
-    shutil.copytree(run_dir, local)
-    results = _results(local)
-    results.model.args = {"pretrained": str(tmp_path)}  # a checkpoint folder, not a Hub id
-    write_results(results, local)
+    local = _copy(run_dir, tmp_path / "run", pretrained=str(tmp_path))
     assert main(["publish", str(local), "--repo", REPO, "--token", TOKEN, "--private"]) == 0
     out, err = capfd.readouterr()
     assert [c["kind"] for c in hub.commits] == ["dataset"]
-    assert json.loads(hub.requests[0].content)["visibility"] == "private"
+    create = next(c for c in hub.seen if c["url"] == "/api/repos/create")
+    assert json.loads(create["body"])["visibility"] == "private"
     assert "model results skipped" in out and "--model-id" in out
     _assert_token_hidden(hub, local, out, err)
 
 
-def test_missing_model_repo_is_an_error_naming_it_and_hiding_the_token(run_dir, hub, capfd):
-    assert main(["publish", str(run_dir), "--repo", REPO, "--token", TOKEN, "--model-id", "org/not-there",
-                 "--benchmark-ids", f"cmm={BENCHMARK}"]) == 2
-    out, err = capfd.readouterr()
-    assert "org/not-there" in err and f"published at https://huggingface.co/datasets/{REPO}" in err
-    assert [c["kind"] for c in hub.commits] == ["dataset"]
-    _assert_token_hidden(hub, run_dir, out, err)
+def test_hub_error_text_echoing_the_token_is_masked(run_dir, hub, capfd, monkeypatch):
+    from huggingface_hub import HfApi
 
+    def refuse(*args, **kwargs):
+        raise OSError(f"token {TOKEN} has no write access to {REPO}")
 
-def test_hub_error_text_echoing_the_token_is_masked(run_dir, hub, capfd):
-    hub.refuse_commit = f"token {TOKEN} has no write access to {REPO}"
-    assert main(["publish", str(run_dir), "--repo", REPO, "--token", TOKEN]) == 2
+    monkeypatch.setattr(HfApi, "create_commit", refuse)
+    assert main(["publish", str(run_dir), "--repo", REPO, "--token", TOKEN, "--no-model-results"]) == 2
     out, err = capfd.readouterr()
     assert f"publishing {run_dir} to dataset repo {REPO}" in err and "token *** has no write access" in err
     _assert_token_hidden(hub, run_dir, out, err)
@@ -302,19 +356,16 @@ def test_push_after_run_publishes_the_rescored_folder(run_dir, hub, monkeypatch,
     assert main(["run", "--from-outputs", str(run_dir), "--output-dir", str(rescored), "--push-to-hub", REPO]) == 0
     files = hub.commits[0]["files"]
     assert files[f"{FOLDER}/results.json"] == (rescored / "results.json").read_bytes()
-    assert pq.read_table(io.BytesIO(files[f"{FOLDER}/samples/cmm.parquet"])).num_rows == 4
+    assert _results(rescored).tasks["cmm"].dataset == _results(run_dir).tasks["cmm"].dataset
+    assert pq.read_table(io.BytesIO(files[f"{FOLDER}/samples/cmm.parquet"])).num_rows == _results(run_dir).tasks["cmm"].n_total
 
 
-def test_a_second_model_joins_the_first_in_the_results_repo(run_dir, hub, monkeypatch, tmp_path, capfd):
+def test_a_second_model_joins_the_first_in_the_results_repo(run_dir, hub, monkeypatch, tmp_path):
     import datasets
 
     monkeypatch.setenv("HF_TOKEN", TOKEN)
-    other = tmp_path / "other"
-    shutil.copytree(run_dir, other)
-    results = _results(other)
-    results.model.args = {**results.model.args, "pretrained": "org/other-model"}
-    write_results(results, other)
-    hub.repos.add(("model", "org/other-model"))
+    other = _copy(run_dir, tmp_path / "other", pretrained="org/other-model")
+    hub.models["org/other-model"] = Repo({})
     for folder in (run_dir, other):
         assert main(["publish", str(folder), "--repo", REPO, "--benchmark-ids", f"cmm={BENCHMARK}"]) == 0
     first, second = [c for c in hub.commits if c["kind"] == "dataset"]
@@ -324,34 +375,35 @@ def test_a_second_model_joins_the_first_in_the_results_repo(run_dir, hub, monkey
     assert configs == {f"{m}--{t}": f"{m}/samples/{t}.parquet"
                        for m in (FOLDER, "org--other-model") for t in ("cmm", "mhalubench")}
     repo = tmp_path / "repo"  # the repo after both commits, read with plain datasets
-    for path, data in {**first["files"], **second["files"]}.items():
+    for path, data in hub.repos[REPO].files.items():
         (repo / path).parent.mkdir(parents=True, exist_ok=True)
         (repo / path).write_bytes(data)
+    n = {t: r.n_total for t, r in _results(run_dir).tasks.items()}
     for name in configs:
-        assert datasets.load_dataset(str(repo), name, split="test", cache_dir=str(tmp_path / "c")).num_rows == 4
+        rows = datasets.load_dataset(str(repo), name, split="test", cache_dir=str(tmp_path / "c")).num_rows
+        assert rows == n[name.rpartition("--")[2]]
     models = [c for c in hub.commits if c["kind"] == "model"]
     assert [c["repo"] for c in models] == [MODEL, "org/other-model"]
 
 
-def _second_process(*argv) -> tuple[int, str]:
-    """`hallubench ARGV` in another process, offline and without a token: (exit code, stderr)."""
+def _second_process(hub, *argv) -> tuple[int, str]:
+    """`hallubench ARGV` in another process, against the stand-in Hub and without a token: (exit code, stderr)."""
     env = {k: v for k, v in os.environ.items() if k != "HF_TOKEN"}
     done = subprocess.run([sys.executable, "-m", "hallubench", *map(str, argv)], capture_output=True, text=True,
-                          env={**env, "HF_HUB_OFFLINE": "1", "HF_TOKEN_PATH": os.devnull}, timeout=300)
+                          env={**env, "HF_ENDPOINT": hub.url, "HF_TOKEN_PATH": os.devnull}, timeout=300)
     return done.returncode, done.stderr
 
 
 @pytest.mark.slow  # starts second processes
 def test_a_writer_or_a_second_publish_starting_mid_publish_is_refused_naming_it(run_dir, hub, monkeypatch, tmp_path):
     monkeypatch.setenv("HF_TOKEN", TOKEN)
-    folder = tmp_path / "run"
-    shutil.copytree(run_dir, folder)
+    folder = _copy(run_dir, tmp_path / "run")
     before = {p: p.read_bytes() for p in folder.rglob("*") if p.is_file()}
     refused = {}
 
     def contend(kind, repo):  # while the results commit is on its way
-        refused["re-score"] = _second_process("run", "--from-outputs", folder)
-        refused["publish"] = _second_process("publish", folder, "--repo", REPO)
+        refused["re-score"] = _second_process(hub, "run", "--from-outputs", folder)
+        refused["publish"] = _second_process(hub, "publish", folder, "--repo", REPO)
 
     hub.on_commit = contend
     assert main(["publish", str(folder), "--repo", REPO, "--no-model-results"]) == 0
@@ -361,3 +413,17 @@ def test_a_writer_or_a_second_publish_starting_mid_publish_is_refused_naming_it(
     assert len(hub.commits) == 1
     # Nothing changed: the refused re-score wrote no results.json, and the lock's record is empty again.
     assert {p: p.read_bytes() for p in folder.rglob("*") if p.is_file()} == before
+
+
+@pytest.mark.parametrize("repo", ["me/../x", "../../etc", "me/a b"])
+def test_a_ranking_push_to_a_bad_repo_id_is_refused_before_any_request(repo, hub, monkeypatch, tmp_path):
+    from hallubench.errors import PublishError
+    from hallubench.publish.rankings import push_ranking
+    from hallubench.ranking.report import FILES
+
+    monkeypatch.setenv("HF_TOKEN", TOKEN)
+    for name in FILES:
+        (tmp_path / name).write_text("{}" if name.endswith(".json") else "x")
+    with pytest.raises(PublishError, match="is not a Hub repo id"):
+        push_ranking(tmp_path, repo)
+    assert hub.requests == []

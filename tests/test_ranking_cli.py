@@ -211,11 +211,8 @@ def test_a_rank_starting_mid_push_is_refused_naming_the_push(tmp_path, monkeypat
     import subprocess
     import sys
 
-    import httpx2
-    from huggingface_hub import constants, set_client_factory
-    from huggingface_hub.utils._http import default_client_factory
-
-    from test_publish_hub import TOKEN, HubTestDouble
+    from hub_server import StandInHub
+    from test_publish_hub import TOKEN
 
     a = _run_folder(tmp_path / "a", {"q1": RED}, [RED])
     b = _run_folder(tmp_path / "b", {"q1": DOG}, [DOG])
@@ -227,15 +224,13 @@ def test_a_rank_starting_mid_push_is_refused_naming_the_push(tmp_path, monkeypat
                                        str(out)], capture_output=True, text=True, timeout=300))
 
     monkeypatch.setenv("HF_TOKEN", TOKEN)
-    monkeypatch.setattr(constants, "HF_TOKEN_PATH", str(tmp_path / "no-login-token"))
-    double = HubTestDouble()
+    double = StandInHub({}).serve_in_process(monkeypatch, tmp_path)
     double.on_commit = contend
-    set_client_factory(lambda: httpx2.Client(transport=httpx2.MockTransport(double)))
     try:
         assert main(["rank", str(a), str(b), "--output-dir", str(out), "--cache", str(tmp_path / "j.sqlite"),
                      "--push-to-hub", "me/ranking"]) == 0
     finally:
-        set_client_factory(default_client_factory)
+        double.close()
     [second] = refused
     assert second.returncode == 2
     assert f"{out} is being uploaded by hallubench push-to-hub pid {os.getpid()}" in second.stderr, second.stderr

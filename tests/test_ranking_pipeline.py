@@ -179,22 +179,17 @@ def test_rank_cli_reproduces_scores_from_the_cache(setup, runs, tmp_path, capsys
 
 
 def test_push_to_hub_uploads_the_ranking_folder(setup, runs, monkeypatch, tmp_path):
-    import httpx2
-    from huggingface_hub import constants, set_client_factory
-    from huggingface_hub.utils._http import default_client_factory
-
     from hallubench.cli.rank import push
-    from test_publish_hub import TOKEN, HubTestDouble
+    from hub_server import StandInHub
+    from test_publish_hub import TOKEN
 
     monkeypatch.setenv("HF_TOKEN", TOKEN)
-    monkeypatch.setattr(constants, "HF_TOKEN_PATH", str(tmp_path / "no-login-token"))
-    double = HubTestDouble()
-    set_client_factory(lambda: httpx2.Client(transport=httpx2.MockTransport(double)))
+    double = StandInHub({}).serve_in_process(monkeypatch, tmp_path)
     try:  # the runs are on the mini benchmarks: refused unless allowed, then marked
         assert push(setup[0] / "out" / "ranking", "me/crosscheck-ranking", "rank") == 2 and not double.requests
         assert push(setup[0] / "out" / "ranking", "me/crosscheck-ranking", "rank", allow_mini_data=True) == 0
     finally:
-        set_client_factory(default_client_factory)
+        double.close()
     (commit,) = double.commits
     assert commit["repo"] == "me/crosscheck-ranking" and commit["kind"] == "dataset"
     assert set(commit["files"]) == set(FILES) | {"README.md"}
@@ -214,8 +209,8 @@ def test_push_to_hub_uploads_the_ranking_folder(setup, runs, monkeypatch, tmp_pa
     assert "crosscheck" in board.column_names
     for config in ("documents", "sentences"):
         assert datasets.load_dataset(str(pushed), config, split="train", cache_dir=cache).num_rows > 0
-    sent = [r for r in double.requests if TOKEN in str(r.url) + r.content.decode("utf-8", "replace")]
-    assert not sent and all(r.headers["authorization"] == f"Bearer {TOKEN}" for r in double.requests)
+    sent = [r for r in double.seen if TOKEN in r["url"] + r["body"].decode("utf-8", "replace")]
+    assert not sent and all(r["headers"].get("authorization") == f"Bearer {TOKEN}" for r in double.seen)
 
 
 def test_rank_with_the_nli_judge(setup, runs, tmp_path, capsys):

@@ -5,8 +5,6 @@ import base64
 import logging
 
 import pytest
-from huggingface_hub import constants, set_client_factory
-from huggingface_hub.utils._http import default_client_factory
 
 from hallubench.cli.main import main
 
@@ -54,7 +52,7 @@ def test_run_stores_and_prints_no_secret(server, data_dir, tmp_path, capfd, capl
 
 
 def test_rank_and_publish_store_no_secret(server, data_dir, tmp_path, capfd, caplog, monkeypatch):
-    import test_publish_hub as hub_double  # the Hub's HTTP API test double of tests/test_publish_hub.py
+    from hub_server import StandInHub  # the stand-in Hub on 127.0.0.1
 
     runs = []
     for name in ("a", "b"):
@@ -65,17 +63,16 @@ def test_rank_and_publish_store_no_secret(server, data_dir, tmp_path, capfd, cap
     assert main(["rank", *map(str, runs), "--output-dir", str(ranking), "--cache", str(tmp_path / "j.sqlite")]) == 0
 
     monkeypatch.delenv("HF_TOKEN", raising=False)
-    monkeypatch.setattr(constants, "HF_TOKEN_PATH", str(tmp_path / "no-login-token"))
-    double = hub_double.HubTestDouble()
+    double = StandInHub({}).serve_in_process(monkeypatch, tmp_path)
     double.refuse_commit = f"token {HUB_TOKEN} may not write here"  # a Hub error echoing the token
-    set_client_factory(lambda: hub_double.httpx2.Client(transport=hub_double.httpx2.MockTransport(double)))
-    publish = ["publish", str(runs[0]), "--repo", "me/x", "--no-model-results", "--allow-mini-data", "--token", HUB_TOKEN]
+    publish = ["publish", str(runs[0]), "--repo", "me/x", "--no-model-results", "--allow-mini-data", "--allow-partial",
+               "--token", HUB_TOKEN]
     try:
         assert main(publish) != 0
         double.refuse_commit = None
         assert main(publish) == 0
     finally:
-        set_client_factory(default_client_factory)
+        double.close()
     uploaded = b"".join(content for commit in double.commits for content in commit["files"].values())
     captured = capfd.readouterr()
     assert_no_secret(tmp_path, captured.out, captured.err, caplog.text, uploaded.decode("utf-8", "replace"))
