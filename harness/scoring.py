@@ -91,12 +91,10 @@ def _per_item_kwargs(task: Task, ok: list[dict[str, Any]]) -> dict[str, Any]:
     if task.group is not None:
         names = [group_names(r) for r in ok]
         kwargs["groups"] = {str(level): [n[level] for n in names] for level in range(len(names[0]))}
-    per_item: dict[str, list[Any]] = defaultdict(list)
-    for record in ok:
-        inputs = task.score_inputs(record) if task.score_inputs else record.get("metric_inputs") or {}
-        for name, value in inputs.items():
-            per_item[name].append(value)
-    # An argument some items lack (None) is left out for all: the metric then uses its fallback.
+    inputs = [task.score_inputs(record) if task.score_inputs else record.get("metric_inputs") or {} for record in ok]
+    per_item = {name: [given.get(name) for given in inputs] for name in dict.fromkeys(k for given in inputs for k in given)}
+    # An argument some items lack (None, or absent in records written before the task gave it) is left out for
+    # all: the metric then uses its fallback.
     kwargs.update({name: values for name, values in per_item.items() if None not in values})
     return kwargs
 
