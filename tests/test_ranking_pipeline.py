@@ -130,6 +130,7 @@ def test_ranking_folder(setup, runs):
         assert ranked[-1]["p_vs_next"] == "" and all(t["wins"] + t["losses"] + t["ties"] == 2 for t in tests)
     md = (folder / "leaderboard.md").read_text()
     assert all(f"### {b}" in md for b in BOARDS) and "judge calls made" in md
+    assert "our extension" not in md and all(second["boards"][b]["extension"] is None for b in BOARDS)  # explicit
     assert "| 95% CI | vs next: sign test p |" in md and "bootstrap 95% percentile interval" in md
     visual = second["boards"]["avhallubench_visual"]
     assert set(visual["eta"]["omni-a"]) == {"omni-a", "omni-b", "omni-c"}  # self-inclusion
