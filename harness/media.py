@@ -56,8 +56,9 @@ def check_model_accepts(task: Task, modality: str, model_name: str, accepts: fro
     if refused:
         hint = ("--modality visual-only" if refused == ["audio"] else
                 "--modality audio-only" if "audio" in accepts else "a model that takes " + " and ".join(refused))
+        parts = f" ({task.media.parts_hint})" if task.media.parts_hint else ""
         raise ConfigError(f"task {task.name!r} sends {' and '.join(refused)} under --modality {modality}, which "
-                          f"{model_name} takes no input of; use {hint}")
+                          f"{model_name} takes no input of; use {hint}{parts}")
 
 
 def row_kinds(task: Task, row: Row) -> set[str]:
