@@ -24,7 +24,8 @@ def _fractions(result: GroupResult) -> dict[str, float]:
 
 def _label(group: str, result: GroupResult) -> str:
     flag = f"\nMOSTLY UNREADABLE (>{MOSTLY_UNREADABLE:.0%})" if result.mostly_unreadable else ""
-    return f"{group} (n={result.n_selected}){flag}"
+    left_out = f", {result.n_without_media} without media" if result.n_without_media else ""
+    return f"{group} (n={result.n_selected}{left_out}){flag}"
 
 
 def _stderr(result: GroupResult, metric: str) -> float:

@@ -27,6 +27,7 @@ def test_a_score_made_mostly_of_unreadable_answers_is_flagged_in_red(tmp_path, m
     plot_results(Results(tasks={"sac3_prime": noisy, "cmm": fine}), tmp_path / "results.png")
     assert titles == [("cmm (pa_hr)", "black"), ("sac3_prime (sac3): 100% of its answers unreadable", "red")]
     assert _label("all", noisy).endswith("MOSTLY UNREADABLE (>20%)") and "UNREADABLE" not in _label("all", fine)
+    assert _label("audio-language", GroupResult(n_selected=8, n_without_media=8)) == "audio-language (n=8, 8 without media)"
 
 
 def test_chart_is_written_only_when_a_task_has_its_own_metric(tmp_path):
