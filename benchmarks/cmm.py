@@ -9,12 +9,29 @@ i.e. the release's `evaluation/calculate_score.py`: `mode="official"`, so the he
 are comparable with the paper's Tables 2-5. The strict `yes_no` parser still logs each answer and
 counts the unparseable ones (`n_unparsed`) beside them. Groups: each sub_category (Table 2) and each
 sub_category × granularity (object-level / event-level, Tables 3-4).
+
+By part, as Table 2 reports models: `cmm` (all six, Table 2a: visual-audio models), `cmm_visual` (Visual-Language
+and Language Dominance, the probes over video alone: Table 2b, visual-only models), `cmm_audio` (Audio-Language,
+over audio alone: Table 2c, audio-only models) and `cmm_audio_visual` (the three sub-categories over video with
+its audio). A part task shows only its part's medium, so a one-medium model runs it as it is. A probe is never
+asked without a medium it has: under a `--modality` that removes one (e.g. `cmm --modality visual-only`) it is
+left out of the scores and counted (`n_without_media` in results.json).
 """
+import dataclasses
+
 from hallubench.benchmarks.task import MediaSpec, Row, Task
 from hallubench.models.protocol import GenerationSettings
 from hallubench.registry import register_task
 
 SUFFIX = " Answer with yes or no."
+PARTS_HINT = "the paper evaluates one-medium models on their own parts: --tasks cmm_visual (Table 2b) or cmm_audio (Table 2c)"
+# part task -> (its sub-categories, the media it shows): Table 2b, 2c, and the rest of 2a
+PARTS = {
+    "cmm_visual": (("visual-language", "overrely_language_ignore_visual"), MediaSpec(video="video_path")),
+    "cmm_audio": (("audio-language",), MediaSpec(audio="audio_path")),
+    "cmm_audio_visual": (("visual-audio-language", "overrely_visual_ignore_audio", "overrely_audio_ignore_visual"),
+                         MediaSpec(video="video_path", audio="audio_path")),
+}
 
 
 def prompt(row: Row) -> str:
@@ -27,23 +44,33 @@ def groups(row: Row) -> tuple[str, str]:
     return row["sub_category"], f"{row['sub_category']} / {row['granularity']}"
 
 
-register_task(
-    Task(
-        name="cmm",
-        benchmark="cmm",
-        config="all",
-        prompt=prompt,
-        media=MediaSpec(video="video_path", audio="audio_path"),
-        generation=GenerationSettings(max_new_tokens=32, temperature=0.2),
-        parser="yes_no",
-        metric="pa_hr",
-        metric_args={"mode": "official"},
-        # yes_ratio is best at the references' share (0.5 in CMM), so neither direction is better.
-        higher_is_better={"pa": True, "hr": True, "accuracy": True, "yes_ratio": None},
-        version=2,  # 2: headline by the paper's "begins with yes/no" rule, sub_category × granularity groups
-        reference=lambda row: row["answer"],
-        group=groups,
-        source="Leng et al. 2024, arXiv:2410.12787; github.com/DAMO-NLP-SG/CMM",
-        demo=True,
-    ),
+CMM = Task(
+    name="cmm",
+    benchmark="cmm",
+    config="all",
+    prompt=prompt,
+    media=MediaSpec(video="video_path", audio="audio_path", needs_all=True, parts_hint=PARTS_HINT),
+    generation=GenerationSettings(max_new_tokens=32, temperature=0.2),
+    parser="yes_no",
+    metric="pa_hr",
+    metric_args={"mode": "official"},
+    # yes_ratio is best at the references' share (0.5 in CMM), so neither direction is better.
+    higher_is_better={"pa": True, "hr": True, "accuracy": True, "yes_ratio": None},
+    # 2: headline by the paper's "begins with yes/no" rule, sub_category × granularity groups;
+    # 3: a probe whose medium --modality removes is left out and counted, not asked without it
+    version=3,
+    reference=lambda row: row["answer"],
+    group=groups,
+    source="Leng et al. 2024, arXiv:2410.12787; github.com/DAMO-NLP-SG/CMM",
+    demo=True,
 )
+register_task(CMM)
+
+
+def _part(name: str, sub_categories: tuple[str, ...], media: MediaSpec) -> Task:
+    return dataclasses.replace(CMM, name=name, media=dataclasses.replace(media, needs_all=True, parts_hint=PARTS_HINT),
+                               exclude=lambda row: row["sub_category"] not in sub_categories, version=1, demo=False)
+
+
+for _name, (_sub_categories, _media) in PARTS.items():
+    register_task(_part(_name, _sub_categories, _media))

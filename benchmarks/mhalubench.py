@@ -35,7 +35,7 @@ these two items out (`exclude`), so they are scored on the same 198 of the 200 r
 without them (the mini one) loses nothing.
 """
 import json
-from typing import NamedTuple
+from typing import Any, Mapping, NamedTuple
 
 from hallubench.benchmarks.task import MediaSpec, Row, Task
 from hallubench.models.protocol import GenerationSettings
@@ -96,7 +96,12 @@ _SHOWN = {(demo.image_name, demo.response) for demo in DEMONSTRATIONS}
 # The mhalubench metric's flat keys (metrics/mhalubench): every one is a score, higher is better.
 _SCORES = ["accuracy", "macro_precision", "macro_recall", "macro_f1"] + [
     f"{label}_{score}" for label in ("hallucination", "non_hallucination") for score in ("precision", "recall", "f1")]
-HIGHER_IS_BETTER = {f"{level}_{score}": True for level in ("claim", "segment") for score in _SCORES}
+# UniHD reports detection by claim type (Figure 6: object, attribute, scene-text, fact): these scores of the metric's
+# by_claim_category are reported flat, as "<category>_claim_<score>".
+CATEGORY_SCORES = ("accuracy", "macro_f1", "hallucination_f1", "n")
+CATEGORIES = ("object", "attribute", "scene_text", "fact")
+HIGHER_IS_BETTER = {f"{level}_{score}": True for level in ("claim", "segment") for score in _SCORES} | {
+    f"{category}_claim_{score}": True for category in CATEGORIES for score in CATEGORY_SCORES if score != "n"}
 
 
 def claims(row: Row) -> list[dict]:
@@ -127,17 +132,33 @@ def selfcheck_2shot_prompt(row: Row) -> str:
 
 
 def metric_inputs(row: Row) -> dict:
-    """Each claim's segment (its index in the response), for segment-level scores and the claim count."""
-    return {"segment_ids": [str(i) for i, segment in enumerate(row["segments"]) for _ in segment["claims"]]}
+    """Each claim's segment (its index in the response), for segment-level scores and the claim count, and its
+    claim_category list, for the scores by claim type."""
+    return {"segment_ids": [str(i) for i, segment in enumerate(row["segments"]) for _ in segment["claims"]],
+            "claim_categories": [list(claim["claim_category"]) for claim in claims(row)]}
 
 
 @register_parser("mhalubench_verdicts")
-def verdicts(text: str, segment_ids: list[str]) -> list[str | None] | None:
+def verdicts(text: str, segment_ids: list[str], claim_categories: list[list[str]] | None = None) -> list[str | None] | None:
     """The metric's own reading (`parse_verdicts`): a label or None per claim, None when no verdict is read
-    (imported on first use: the metric module imports evaluate)."""
+    (imported on first use: the metric module imports evaluate). The categories are the metric's, not the parser's."""
     from hallubench.metrics.mhalubench.mhalubench import parse_verdicts
 
     return parse_verdicts(text, len(segment_ids))
+
+
+def _flat(scores: Mapping[str, Any]) -> dict[str, Any]:
+    """The metric's scores with its by_claim_category table flattened to "<category>_claim_<score>"."""
+    out = {name: value for name, value in scores.items() if name != "by_claim_category"}
+    for category, values in scores.get("by_claim_category", {}).items():
+        out.update({f"{category.replace('-', '_')}_claim_{score}": values[f"claim_{score}"] for score in CATEGORY_SCORES})
+    return out
+
+
+def summarize(output: Mapping[str, Any]) -> dict[str, Any]:
+    """results.json's metrics: the task's and each group's, with their scores by claim type flat."""
+    return {**_flat(output), "by_group": {column: {value: _flat(scores) for value, scores in breakdown.items()}
+                                          for column, breakdown in output.get("by_group", {}).items()}}
 
 
 def _detection_task(name: str, prompt) -> Task:
@@ -154,6 +175,7 @@ def _detection_task(name: str, prompt) -> Task:
         group=lambda row: row["task_type"],
         metric_inputs=metric_inputs,
         higher_is_better=HIGHER_IS_BETTER,
+        summarize=summarize,
         exclude=lambda row: (row["image_name"], row["response"]) in _SHOWN,
         source="Chen et al. 2024, arXiv:2402.03190 §5.1 and Table 2 (Self-Check), Table 7; "
                "github.com/zjunlp/EasyDetect pipeline/prompts/verify.yaml",

@@ -214,6 +214,11 @@ def score_inputs(record: Mapping[str, Any]) -> dict[str, Any]:
     return {**judgments(record), "labels": record["parsed"]["hallucinated"]}
 
 
+def judged_unread(parsed: Mapping[str, Any]) -> bool:
+    """Whether a judge string of the item could not be read (the authors' rule counts it inconsistent)."""
+    return parsed["unparseable_judgments"] > 0
+
+
 def summarize(output: Mapping[str, Any]) -> dict[str, Any]:
     """Per score: accuracy and AUROC against the labels (AUROC null with one class, as in prime/senator) and the
     mean score; the count of unparseable judge strings."""
@@ -241,7 +246,7 @@ def _qa_task(config: str) -> Task:
         reference=lambda row: row["hallucinated"], metric_args={"threshold": 0.5, "lambda_weight": 1.0},
         higher_is_better=HIGHER_IS_BETTER, source=SOURCE, version=1,
         program=program(lambda row: row["question"], ask, lambda row, done: row["target_answer"], False, ANSWER_TOKENS),
-        score_inputs=score_inputs, summarize=summarize,
+        score_inputs=score_inputs, summarize=summarize, unreadable=judged_unread,
     )
 
 
@@ -259,5 +264,5 @@ register_task(Task(
     metric_args={"threshold": 0.5, "lambda_weight": 1.0}, higher_is_better=HIGHER_IS_BETTER,
     source=SOURCE + "; CMM probes: Leng et al. 2024, arXiv:2410.12787", version=1,
     program=program(lambda row: row["question"], _cmm_ask, lambda row, done: done.first("answer"), True, 32),
-    score_inputs=score_inputs, summarize=summarize,
+    score_inputs=score_inputs, summarize=summarize, unreadable=judged_unread,
 ))

@@ -19,11 +19,16 @@ class MediaSpec:
     """Which dataset columns hold the media the model is shown (paths relative to the dataset folder).
 
     `audio` may name the same column as `video`: the audio then comes from the video's own track.
+    `needs_all`: a row is asked only with every medium it has (CMM: a probe asks about what its media hold), so a
+    `--modality` that removes one leaves the row out; otherwise only a row left with none of its media is left out.
+    `parts_hint` tells the user, when rows are left out so, which tasks evaluate the parts a one-medium model can.
     """
 
     video: str | None = None
     audio: str | None = None
     image: str | None = None
+    needs_all: bool = False
+    parts_hint: str = ""
 
 
 @dataclass(frozen=True)
@@ -53,6 +58,9 @@ class Task:
     the parser could not read (parsed None) are then left out of the metric and counted as unparsed.
     `summarize` turns the metric's output into the metrics results.json reports (e.g. nested per-score tables
     flattened to `sc2_accuracy`, ...); by default they are reported as the metric returns them.
+    `unreadable`, when set, says from a parse whether the item, though read, is scored on output its rule had to
+    count without reading it (SAC3: a judge string counted inconsistent); such items count as unparsed in the
+    unreadable share results report beside each score.
     `--task-args key=value,...` sets the program's `args` and the keys of `metric_args`.
     """
 
@@ -80,6 +88,7 @@ class Task:
     program: Program | None = None
     score_inputs: Callable[[Mapping[str, Any]], dict[str, Any]] | None = None
     summarize: Callable[[Mapping[str, Any]], dict[str, Any]] | None = None
+    unreadable: Callable[[Any], bool] | None = None
 
     @property
     def cross_checkable(self) -> bool:

@@ -24,6 +24,11 @@ class MissingMediaError(MediaError):
     """The row has no file for media the task cannot do without."""
 
 
+class MediumRemovedError(MediaError):
+    """`--modality` removes a medium the row is asked about: the row is left out of the scores and counted
+    (`n_without_media`), never asked without it."""
+
+
 def sent_kinds(task: Task, modality: str) -> set[str]:
     """The media kinds ("video", "audio", "image") the task shows the model under `modality`."""
     media = task.media
@@ -42,7 +47,7 @@ def check_modality(task: Task, modality: str) -> None:
     if modality == "audio-only" and task.media.audio is None:
         raise ConfigError(f"--modality audio-only: task {task.name!r} gives the model no audio")
     if not sent_kinds(task, modality):
-        raise ConfigError(f"--modality {modality}: task {task.name!r} has no media")
+        raise ConfigError(f"--modality {modality}: task {task.name!r} has no media left to show")
 
 
 def check_model_accepts(task: Task, modality: str, model_name: str, accepts: frozenset[str]) -> None:
@@ -51,8 +56,28 @@ def check_model_accepts(task: Task, modality: str, model_name: str, accepts: fro
     if refused:
         hint = ("--modality visual-only" if refused == ["audio"] else
                 "--modality audio-only" if "audio" in accepts else "a model that takes " + " and ".join(refused))
+        parts = f" ({task.media.parts_hint})" if task.media.parts_hint else ""
         raise ConfigError(f"task {task.name!r} sends {' and '.join(refused)} under --modality {modality}, which "
-                          f"{model_name} takes no input of; use {hint}")
+                          f"{model_name} takes no input of; use {hint}{parts}")
+
+
+def row_kinds(task: Task, row: Row) -> set[str]:
+    """The media kinds the row has a file for (a video's own track counts as its audio)."""
+    media = task.media
+    return {kind for kind in ("video", "audio", "image")
+            if (column := getattr(media, kind)) is not None and row.get(column) is not None}
+
+
+def check_row_media(task: Task, row: Row, modality: str) -> None:
+    """MediumRemovedError when `modality` removes the medium the row is asked about: any of its media for a task
+    that `needs_all` of them (CMM), else all of them (the row would be asked with no media at all)."""
+    has = row_kinds(task, row)
+    removed = has - sent_kinds(task, modality)
+    if removed and (task.media.needs_all or removed == has):
+        hint = f"; {task.media.parts_hint}" if task.media.parts_hint else ""
+        raise MediumRemovedError(f"--modality {modality} removes the {' and '.join(sorted(removed))} that task "
+                                 f"{task.name!r} asks this row about: left out of the scores and counted as without "
+                                 f"media{hint}")
 
 
 def _video(path: Path, options: RunOptions) -> tuple[VideoPart, dict[str, Any]]:
@@ -80,8 +105,10 @@ def _image(path: Path, blank: bool) -> tuple[ImagePart, dict[str, Any]]:
 
 
 def media_parts(task: Task, row: Row, dataset_dir: Path, options: RunOptions) -> tuple[list[Part], dict[str, Any]]:
-    """The media parts the model sees for `row` and a JSON-able record of them."""
+    """The media parts the model sees for `row` and a JSON-able record of them; MediumRemovedError when the
+    run's modality removes what the row is asked about."""
     spec, modality = task.media, options.modality
+    check_row_media(task, row, modality)
     parts: list[Part] = []
     seen: dict[str, Any] = {}
 

@@ -1,11 +1,12 @@
-"""results.png: per scored task, its fraction-valued metrics (and the share of unparsed answers) for the
+"""results.png: per scored task, its fraction-valued metrics (and the share of unreadable answers) for the
 whole task and each group, side by side, with ±1 standard error bars, so a model's profile across e.g.
-CMM's sub-categories is seen at a glance, and which differences are noise."""
+CMM's sub-categories is seen at a glance, and which differences are noise. A task or group scored mostly on
+unreadable answers is flagged in red under its bars."""
 from __future__ import annotations
 
 from pathlib import Path
 
-from hallubench.harness.results_schema import GroupResult, Results
+from hallubench.harness.results_schema import MOSTLY_UNREADABLE, GroupResult, Results
 from hallubench.harness.uncertainty import STDERR, fractions
 
 PLOT = "results.png"
@@ -13,12 +14,18 @@ LEGEND_ROW = 6  # metrics whose legend fits in one row above the bars
 
 
 def _fractions(result: GroupResult) -> dict[str, float]:
-    """The metrics with a value in [0, 1] (not their standard errors), plus the unparsed share of the selected
+    """The metrics with a value in [0, 1] (not their standard errors), plus the unreadable share of the answered
     samples."""
     values = {name: v for name, v in fractions(result.metrics).items() if not name.endswith(STDERR)}
-    if result.n_selected:
-        values["unparsed share"] = result.n_unparsed / result.n_selected
+    if result.unreadable_share is not None:
+        values["unreadable share"] = result.unreadable_share
     return values
+
+
+def _label(group: str, result: GroupResult) -> str:
+    flag = f"\nMOSTLY UNREADABLE (>{MOSTLY_UNREADABLE:.0%})" if result.mostly_unreadable else ""
+    left_out = f", {result.n_without_media} without media" if result.n_without_media else ""
+    return f"{group} (n={result.n_selected}{left_out}){flag}"
 
 
 def _stderr(result: GroupResult, metric: str) -> float:
@@ -47,11 +54,15 @@ def plot_results(results: Results, path: Path) -> Path | None:
             xs = [g + (i - (len(metrics) - 1) / 2) * width for g in range(len(groups))]
             ax.bar(xs, [values[group].get(metric, 0.0) for group in groups], width, label=metric,
                    yerr=[_stderr(result, metric) for result in groups.values()], capsize=2, error_kw={"lw": 0.8})
-        ax.set_xticks(range(len(groups)), [f"{g} (n={r.n_selected})" for g, r in groups.items()], fontsize=8,
+        ax.set_xticks(range(len(groups)), [_label(g, r) for g, r in groups.items()], fontsize=8,
                       rotation=30, ha="right")
+        for tick, result in zip(ax.get_xticklabels(), groups.values()):
+            if result.mostly_unreadable:
+                tick.set_color("red")
         ax.set_ylim(0, 1.18)  # headroom for the legend
         ax.set_yticks([0, 0.25, 0.5, 0.75, 1.0])
-        ax.set_title(f"{name} ({task.metric})")
+        flag = f": {task.unreadable_share:.0%} of its answers unreadable" if task.mostly_unreadable else ""
+        ax.set_title(f"{name} ({task.metric}){flag}", color="red" if flag else "black")
         if len(metrics) <= LEGEND_ROW:
             ax.legend(fontsize=7, ncol=len(metrics), loc="upper center")
         else:  # MHaluBench's 16 scores (two levels, Table 2's columns) would not fit in one row above the bars

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from hallubench.harness.results_schema import GroupResult, Results
+from hallubench.harness.results_schema import MOSTLY_UNREADABLE, GroupResult, Results
 from hallubench.harness.uncertainty import STDERR
 
 
@@ -26,9 +26,33 @@ def markdown_table(header: list[str], rows: list[list[Any]]) -> str:
     return "\n".join(lines)
 
 
+FLAG = "⚠"
+
+
+def unreadable_cell(result: GroupResult) -> str:
+    """The unreadable answers: count, share of the answered ones, and the flag when they make most of the score."""
+    if result.unreadable_share is None:
+        return str(result.n_unreadable)
+    return f"{result.n_unreadable} ({result.unreadable_share:.0%})" + (f" {FLAG}" if result.mostly_unreadable else "")
+
+
 def _row(name: str, group: str, result: GroupResult, note: str | None = None) -> list[Any]:
-    return [name, group, result.n_selected, result.n_scored, result.n_unparsed, result.n_errors,
+    errors = str(result.n_errors) + (f" (+{result.n_without_media} without media)" if result.n_without_media else "")
+    return [name, group, result.n_selected, result.n_scored, unreadable_cell(result), errors,
             note or _metrics(result.metrics)]
+
+
+def unreadable_notice(results: Results) -> str | None:
+    """The footnote explaining the flag and the left-out rows, where the table has them; None otherwise."""
+    results_and_groups = [r for task in results.tasks.values() for r in (task, *task.groups.values())]
+    notes = []
+    if any(r.mostly_unreadable for r in results_and_groups):
+        notes.append(f"{FLAG}: more than {MOSTLY_UNREADABLE:.0%} of the answers scored there could not be read (the "
+                     "metric counts them by the paper's rule, e.g. as wrong or inconsistent): the score is mostly noise.")
+    if any(r.n_without_media for r in results_and_groups):
+        notes.append("without media: rows left out of the scores because --modality removes the medium they are "
+                     "asked about.")
+    return "\n".join(notes) or None
 
 
 def mini_notice(results: Results) -> str | None:
@@ -46,5 +70,7 @@ def table(results: Results) -> str:
         rows.append(_row(name, "all", task, note))
         rows += [_row("", group, result) for group, result in task.groups.items()]
     text = markdown_table(["task", "group", "n", "scored", "unparsed", "errors", "metrics"], rows)
+    if footnote := unreadable_notice(results):
+        text += "\n\n" + footnote
     notice = mini_notice(results)
     return f"**{notice}**\n\n{text}" if notice else text

@@ -5,7 +5,11 @@ Layout (all keys always present; lm-eval's `results` / `config` / `n-samples` sp
 - `tasks`: task name -> TaskResult: dataset (benchmark, config, split), prompt source, parser, metric
   (or `scored_by` when scored across runs), effective generation settings, counts (`n_total` in the
   split less the rows the task excludes, `n_selected` after --limit, `n_errors` model/media errors,
-  `n_unparsed` outputs the parser could not read, `n_scored`), `metrics` (name -> value, each fraction
+  `n_unparsed` outputs the parser could not read, `n_scored`, `n_without_media` rows left out because
+  `--modality` removes the medium they are asked about; `n_unreadable` answered items scored on output that
+  could not be read (the unparsed ones, and for SAC3 those with a judge string counted inconsistent unread),
+  `unreadable_share` their share of the answered items and `mostly_unreadable` when it exceeds
+  `MOSTLY_UNREADABLE`, so a score made mostly of noise is flagged), `metrics` (name -> value, each fraction
   followed by its standard error `<name>_stderr` as in lm-evaluation-harness) and `groups` (group ->
   GroupResult with the same counts and metrics); `version` (the task's, bumped when its prompt or scoring
   change), `stderr_method` and `higher_is_better` (metric -> true, false, or null where neither direction
@@ -25,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 SCHEMA_VERSION = 1
+MOSTLY_UNREADABLE = 0.2  # above this share of unreadable answers a score is flagged as made mostly of them
 
 
 @dataclass
@@ -34,6 +39,10 @@ class GroupResult:
     n_unparsed: int = 0
     n_scored: int = 0
     metrics: dict[str, Any] = field(default_factory=dict)
+    n_without_media: int = 0
+    n_unreadable: int = 0
+    unreadable_share: float | None = None
+    mostly_unreadable: bool = False
 
 
 @dataclass

@@ -32,7 +32,7 @@ from hallubench.harness.plot import PLOT, plot_results
 from hallubench.harness.plan import WorkItem, check_task_args, plan
 from hallubench.harness.program import StepJournal, check_steps_accept, role_models, run_program_batch
 from hallubench.harness.results_schema import ModelInfo, Results, RunInfo
-from hallubench.harness.scoring import score_task
+from hallubench.harness.scoring import without_media, score_task
 from hallubench.harness.sharding import shard
 from hallubench.models.redact import redact_values
 
@@ -51,8 +51,9 @@ def _options_dict(options: RunOptions) -> dict[str, Any]:
 
 
 def error_summary(records: list[dict[str, Any]]) -> str | None:
-    """'N of M samples failed' with a count per kind of error (conversation numbers left out), or None."""
-    failed = [r["error"] for r in records if r.get("error")]
+    """'N of M samples failed' with a count per kind of error (conversation numbers left out), or None. Rows left
+    out because --modality removes their medium are not failures (results count them as without media)."""
+    failed = [r["error"] for r in records if r.get("error") and not without_media(r)]
     if not failed:
         return None
     kinds = Counter(f"{e['type']} {e['class']}: {re.sub(r'conversation [0-9]+:? ?', '', e['message'])[:160]}"
@@ -267,5 +268,7 @@ def _run_locked(options: RunOptions, accelerator, tasks: list[Task], started: st
         summary = error_summary(records)
         if summary:
             print(f"hallubench: {summary}\nThey run again when you rerun the same command.", file=sys.stderr)
+        for message, count in Counter(r["error"]["message"] for r in records if without_media(r)).items():
+            print(f"hallubench: {count} rows left out: {message}", file=sys.stderr)
     # No barrier after this: if scoring fails on the main process, the others must not wait for it forever.
     return results

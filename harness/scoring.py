@@ -17,7 +17,7 @@ from typing import Any
 from hallubench.benchmarks import get_parser
 from hallubench.benchmarks.task import Task
 from hallubench.harness.plan import task_arguments
-from hallubench.harness.results_schema import GroupResult, TaskResult
+from hallubench.harness.results_schema import MOSTLY_UNREADABLE, GroupResult, TaskResult
 from hallubench.harness.uncertainty import METHOD, STDERR, bootstrap_stderr, fractions
 from hallubench.registry import METRICS
 
@@ -59,12 +59,22 @@ def parse_records(task: Task, records: list[dict[str, Any]]) -> list[dict[str, A
     return [{**r, "parsed": parse_record(task, r)} if r.get("error") is None else r for r in records]
 
 
-def _counts(records: list[dict[str, Any]], into: GroupResult) -> list[dict[str, Any]]:
+def without_media(record: dict[str, Any]) -> bool:
+    """Whether the record is a row left out because the run's --modality removes the medium it is asked about."""
+    return (record.get("error") or {}).get("class") == "MediumRemovedError"
+
+
+def _counts(task: Task, records: list[dict[str, Any]], into: GroupResult) -> list[dict[str, Any]]:
     """Fill the counts of `into` from the stored parses; return the records without errors."""
     ok = [r for r in records if r.get("error") is None]
-    into.n_selected, into.n_errors = len(records), len(records) - len(ok)
+    into.n_selected, into.n_without_media = len(records), sum(map(without_media, records))
+    into.n_errors = len(records) - len(ok) - into.n_without_media
     into.n_unparsed = sum(r.get("parsed") is None for r in ok)
     into.n_scored = len(ok) - into.n_unparsed
+    read_unread = task.unreadable or (lambda parsed: False)
+    into.n_unreadable = into.n_unparsed + sum(r.get("parsed") is not None and read_unread(r["parsed"]) for r in ok)
+    into.unreadable_share = into.n_unreadable / len(ok) if ok else None
+    into.mostly_unreadable = bool(ok) and into.unreadable_share > MOSTLY_UNREADABLE
     return ok
 
 
@@ -81,12 +91,10 @@ def _per_item_kwargs(task: Task, ok: list[dict[str, Any]]) -> dict[str, Any]:
     if task.group is not None:
         names = [group_names(r) for r in ok]
         kwargs["groups"] = {str(level): [n[level] for n in names] for level in range(len(names[0]))}
-    per_item: dict[str, list[Any]] = defaultdict(list)
-    for record in ok:
-        inputs = task.score_inputs(record) if task.score_inputs else record.get("metric_inputs") or {}
-        for name, value in inputs.items():
-            per_item[name].append(value)
-    # An argument some items lack (None) is left out for all: the metric then uses its fallback.
+    inputs = [task.score_inputs(record) if task.score_inputs else record.get("metric_inputs") or {} for record in ok]
+    per_item = {name: [given.get(name) for given in inputs] for name in dict.fromkeys(k for given in inputs for k in given)}
+    # An argument some items lack (None, or absent in records written before the task gave it) is left out for
+    # all: the metric then uses its fallback.
     kwargs.update({name: values for name, values in per_item.items() if None not in values})
     return kwargs
 
@@ -117,7 +125,7 @@ def score_task(task: Task, records: list[dict[str, Any]], n_total: int,
     if records:
         result.generation = records[0]["generation"]
         result.sample_generation = records[0].get("sample_generation")
-    ok = _counts(records, result)
+    ok = _counts(task, records, result)
     by_group: dict[str, list[dict[str, Any]]] = defaultdict(list)
     if task.group is not None:
         for record in records:
@@ -125,7 +133,7 @@ def score_task(task: Task, records: list[dict[str, Any]], n_total: int,
                 by_group[name].append(record)
         for name in sorted(by_group):
             result.groups[name] = GroupResult()
-            _counts(by_group[name], result.groups[name])
+            _counts(task, by_group[name], result.groups[name])
     if task.score_inputs is not None:  # the metric takes what the parser could read; the rest is counted unparsed
         ok = [r for r in ok if r.get("parsed") is not None]
     if task.metric is not None and ok:

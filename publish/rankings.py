@@ -7,10 +7,12 @@ The folder is read holding its lock (harness/folder_lock.py), so a `rank` writin
 leaderboard (the card's text) says MINI DATA in its title and first line."""
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 import yaml
 
 from hallubench.errors import PublishError
@@ -19,7 +21,9 @@ from hallubench.publish.hub import DatasetRepo
 from hallubench.ranking.board import mini_runs
 from hallubench.ranking.report import FILES
 
-# The tables as `datasets` configs, so `load_dataset(repo, "documents")` reads the pushed ranking.
+# The tables as `datasets` configs, so `load_dataset(repo, "documents")` reads the pushed ranking. Each is also
+# pushed as parquet, which the configs name: `datasets` reads every config of a repo with one builder, inferred
+# from the files' most common format, so a JSON-lines table beside CSV ones was parsed as CSV.
 CONFIGS = {"leaderboard": "leaderboard.csv", "documents": "documents.csv", "sentences": "sentences.jsonl"}
 CROSSCHECK_JSON = "crosscheck.json"
 
@@ -29,7 +33,7 @@ def card_header(mini: bool) -> str:
     meta = {
         "tags": ["hallubench", "crosscheck", "hallucination"] + (["hallubench-mini-data"] if mini else []),
         "configs": [{"config_name": name, **({"default": True} if name == "leaderboard" else {}),
-                     "data_files": [{"split": "train", "path": path}]} for name, path in CONFIGS.items()],
+                     "data_files": [{"split": "train", "path": f"data/{name}.parquet"}]} for name in CONFIGS],
     }
     return "---\n" + yaml.safe_dump(meta, sort_keys=False) + "---\n"
 
@@ -40,6 +44,13 @@ def _mini_data(folder: Path) -> dict[str, Any]:
         return json.loads(path.read_text(encoding="utf-8")).get("mini_data") or {}
     except (ValueError, AttributeError) as err:
         raise PublishError(f"{path}: {err}; make the ranking again with `hallubench rank`") from None
+
+
+def _parquet(path: Path) -> bytes:
+    table = pd.read_json(path, lines=True, precise_float=True) if path.suffix == ".jsonl" else pd.read_csv(path)
+    out = io.BytesIO()
+    table.to_parquet(out, index=False)
+    return out.getvalue()
 
 
 @folder_lock.reads_folder("push-to-hub", "folder", CROSSCHECK_JSON)
@@ -59,6 +70,7 @@ def push_ranking(folder: Path, repo_id: str, *, token: str | None = None, privat
             "about the models. Rank runs on the real benchmarks (`hallubench build`, then --data-dir), or pass "
             "--allow-mini-data to push it anyway, marked as mini data (ranking again reuses the cached judgments)")
     files = {name: (folder / name).read_bytes() for name in FILES}
+    files.update({f"data/{name}.parquet": _parquet(folder / source) for name, source in CONFIGS.items()})
     card = card_header(bool(mini)) + files["leaderboard.md"].decode("utf-8") + "\n![leaderboard](leaderboard.png)\n"
     files["README.md"] = card.encode("utf-8")
     hub = DatasetRepo(repo_id, token=token, private=private, endpoint=endpoint)

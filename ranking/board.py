@@ -25,6 +25,7 @@ class Board:
     empty: list[tuple[str, str]] = field(default_factory=list)
     evidence_modality: dict[str, str] | None = None
     notes: list[str] = field(default_factory=list)
+    extension: str | None = None  # why this board is ours, with no counterpart in the paper (None: the paper's)
 
 
 @dataclass
@@ -81,14 +82,16 @@ class Ranking:
         notice = self.mini_notice(escape_markdown)
         lines = [f"**{notice}**", ""] if notice else []
         for board in self.boards:  # board names are hallubench's own (task names), not the run folders'
-            lines += [f"### {board.name}", "", "| rank | model | CrossCheck ↓ | 95% CI | vs next: sign "
-                      "test p | SelfCheck ↓ | RefCheck ↓ | sentences |", "|---:|---|---:|---:|---:|---:|---:|---:|"]
+            heading = f"### {board.name}" + (" (our extension)" if board.extension else "")
+            lines += [heading, "", "| rank | model | CrossCheck ↓ | 95% CI | vs next: sign test p "
+                      "| SelfCheck ↓ | RefCheck ↓ | sentences |", "|---:|---|---:|---:|---:|---:|---:|---:|"]
             for row in (r for r in self.rows() if r["board"] == board.name):
                 lines.append(f"| {row['rank']} | {escape_markdown(row['model'])} | {_fmt(row['crosscheck'])} "
                              f"| [{_fmt(row['ci_low'])}, {_fmt(row['ci_high'])}] | {_fmt_p(row['p_vs_next'])} "
                              f"| {_fmt(row['selfcheck'])} | {_fmt(row['refcheck'])} | {row['sentences']} |")
             no_sentences = sorted(set(board.sentences) - set(board.results["scores"]))
-            notes = board.notes + ([f"no sentence to judge, not ranked: {', '.join(no_sentences)}"] if no_sentences else [])
+            notes = ([f"our extension: {board.extension}"] if board.extension else []) + board.notes + \
+                ([f"no sentence to judge, not ranked: {', '.join(no_sentences)}"] if no_sentences else [])
             for name, corr in self.correlations.get(board.name, {}).items():
                 notes.append(f"{name}: {_fmt(corr['value'])} (n={corr['n']}{', ' + corr['note'] if corr['note'] else ''})")
             lines += [""] + [f"- {escape_markdown(note)}" for note in notes] + ([""] if notes else [])
@@ -117,7 +120,7 @@ class Ranking:
                 "selfcheck_scores_for_eta": b.results["selfcheck_scores"], "selfcheck": b.selfcheck,
                 "refcheck": b.refcheck and b.refcheck["scores"], "documents": b.documents,
                 "evidence_modality": b.evidence_modality, "empty_responses": [list(e) for e in b.empty],
-                "notes": b.notes, "correlations": self.correlations.get(b.name, {}),
+                "notes": b.notes, "extension": b.extension, "correlations": self.correlations.get(b.name, {}),
                 "uncertainty": self.uncertainty[b.name],
             }
         return {"boards": boards, "judge": self.judge, "config": self.config, "runs": self.runs,

@@ -21,6 +21,11 @@ from hallubench.ranking.specs import ModelSpec
 from hallubench.registry import TASKS
 
 RANKING = "ranking"
+# CrossCheckGPT footnote 2: implicit audio and visual scores have different ranges (about 0.2 and 0.5), so the paper
+# ranks audio-visual inputs with CrossCheck-explicit only.
+IMPLICIT_AUDIO_VISUAL = ("an audio-visual board judged with --judge implicit; CrossCheckGPT ranks audio-visual inputs "
+                         "with CrossCheck-explicit only (footnote 2: implicit audio and visual scores have different "
+                         "ranges, about 0.2 and 0.5), so this board has no counterpart in the paper")
 
 
 def audio_visual_pairs(task_names: Sequence[str]) -> list[tuple[str, str]]:
@@ -119,6 +124,7 @@ def _judge_boards(responses: list[TaskResponses], judges: EvidenceJudges, weight
                 continue
             board = _audio_visual_board(described, pair, by_task, boards, judges, weighting, temperature)
             if board is not None:
+                board.extension = None if judges.reads_text else IMPLICIT_AUDIO_VISUAL
                 boards[board.name] = board
     return boards
 

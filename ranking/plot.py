@@ -45,7 +45,7 @@ def plot_ranking(ranking: "Ranking", path: Path) -> Path:
         bars.set_yticks(range(len(order)), order)
         bars.invert_yaxis()
         bars.set_xlabel("CrossCheck score (lower = less hallucination), 95% interval")
-        bars.set_title(board.name)
+        bars.set_title(board.name + (" (our extension)" if board.extension else ""))
         for y, (m, s) in enumerate(zip(order, scores)):
             bars.text(max(s, intervals[m][1]), y, f" {s:.3f}", va="center", fontsize=8)
         evidence, weights = eta_matrix(board.results["eta"], order)

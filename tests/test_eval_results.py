@@ -30,7 +30,9 @@ def test_build_writes_an_eval_yaml_whose_tasks_are_configs_of_the_card(tmp_path)
     folder = build("cmm", make_release("cmm", tmp_path / "release"), tmp_path / "cmm")
     spec = yaml.safe_load((folder / "eval.yaml").read_text())
     assert spec["evaluation_framework"] == "hallubench" and spec["name"] == "CMM (The Curse of Multi-Modalities)"
-    cmm = [{"id": f"cmm_{s}", "config": "all", "split": "test"} for s in ("pa", "hr", "accuracy")]
+    # the whole of CMM (Table 2a) and its parts by medium (Tables 2b, 2c and the rest of 2a) are tasks of their own
+    cmm = [{"id": f"{task}_{s}", "config": "all", "split": "test"}
+           for task in ("cmm", "cmm_visual", "cmm_audio", "cmm_audio_visual") for s in ("pa", "hr", "accuracy")]
     # SAC3 run over CMM's probes (sac3_cmm) is a task of the benchmark too, with its detection scores
     sac3 = [{"id": f"sac3_cmm_{s}", "config": "all", "split": "test"}
             for s in published_scores(get_task("sac3_cmm").higher_is_better)]

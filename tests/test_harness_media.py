@@ -4,7 +4,8 @@ import pytest
 
 from hallubench.benchmarks import get_task
 from hallubench.harness.data import load_rows
-from hallubench.harness.media import MissingMediaError, check_modality, prepare
+from hallubench.harness.media import (MediumRemovedError, MissingMediaError, check_modality, check_row_media, prepare,
+                                     sent_kinds)
 from hallubench.harness.options import RunOptions
 from hallubench.errors import ConfigError
 from hallubench.models.protocol import AudioPart, ImagePart, TextPart, VideoPart
@@ -68,3 +69,46 @@ def test_impossible_modalities_and_missing_files_are_named(tmp_path):
     row = {"id": "m1", "image": None}
     with pytest.raises(MissingMediaError, match="'m1'"):
         prepare(get_task("mhalubench"), row, tmp_path, RunOptions())
+
+
+@pytest.mark.parametrize("modality, asked", [
+    ("audio-visual", {"visual-language", "audio-language", "visual-audio-language", "overrely_visual_ignore_audio",
+                      "overrely_audio_ignore_visual", "overrely_language_ignore_visual"}),
+    ("visual-only", {"visual-language", "overrely_language_ignore_visual"}),  # the paper's Table 2b
+    ("audio-only", {"audio-language"}),  # Table 2c
+    ("muted", {"visual-language", "audio-language", "visual-audio-language", "overrely_visual_ignore_audio",
+               "overrely_audio_ignore_visual", "overrely_language_ignore_visual"}),  # replaced, not removed
+])
+def test_a_cmm_probe_is_never_asked_without_a_medium_it_has(datasets_dir, modality, asked):
+    task = get_task("cmm")
+    rows, _ = load_rows(datasets_dir / "cmm", task)
+    seen = set()
+    for row in rows:
+        try:
+            check_row_media(task, row, modality)
+        except MediumRemovedError as err:
+            assert "cmm_visual" in str(err) and "cmm_audio" in str(err)  # names the tasks of the paper's parts
+            continue
+        seen.add(row["sub_category"])
+    assert seen == asked
+
+
+def test_part_tasks_hold_their_sub_categories_and_show_only_their_medium(datasets_dir):
+    for name, sub_categories, kinds in [("cmm_visual", {"visual-language", "overrely_language_ignore_visual"}, {"video"}),
+                                        ("cmm_audio", {"audio-language"}, {"audio"}),
+                                        ("cmm_audio_visual", {"visual-audio-language", "overrely_visual_ignore_audio",
+                                                              "overrely_audio_ignore_visual"}, {"video", "audio"})]:
+        task = get_task(name)
+        rows = [row for row in load_rows(datasets_dir / "cmm", task)[0] if not task.exclude(row)]
+        assert {row["sub_category"] for row in rows} == sub_categories
+        assert sent_kinds(task, "audio-visual") == kinds
+
+
+def test_a_row_left_with_no_media_is_not_asked_even_where_one_medium_is_enough(tmp_path):
+    task = get_task("sac3_cmm")  # not needs_all: a probe keeps being asked with the medium it still has
+    check_row_media(task, {"id": "v", "video_path": "v.mp4", "audio_path": "v.wav"}, "visual-only")
+    with pytest.raises(MediumRemovedError, match="audio"):
+        check_row_media(task, {"id": "a", "video_path": None, "audio_path": "a.wav"}, "visual-only")
+    with pytest.raises(MediumRemovedError):
+        prepare(task, {"id": "a", "video_path": None, "audio_path": "a.wav", "question": "Q?"}, tmp_path,
+                RunOptions(modality="visual-only"))

@@ -67,6 +67,7 @@ def test_a_modality_the_model_cannot_take_is_refused_before_any_sample(data_dir,
     assert main(argv) == 2
     error = capsys.readouterr().err
     assert "task 'cmm' sends audio under --modality audio-visual" in error and "use --modality visual-only" in error
+    assert "--tasks cmm_visual (Table 2b)" in error  # the paper's part for a visual-only model
     assert not (out / "samples.jsonl").exists() and not list(out.glob("samples_rank*.jsonl"))
 
 

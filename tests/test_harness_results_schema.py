@@ -12,7 +12,9 @@ from hallubench.harness.results_schema import (SCHEMA_VERSION, Environment, Grou
 def _results():
     task = TaskResult(task="cmm", benchmark="cmm", config="all", parser="yes_no", metric="pa_hr", n_total=48,
                       n_selected=4, n_errors=1, n_unparsed=1, n_scored=2, metrics={"pa": 0.5, "hr": 1.0},
-                      generation={"temperature": 0.2}, groups={"visual-language": GroupResult(4, 1, 1, 2, {"pa": 0.5})})
+                      n_unreadable=1, unreadable_share=1 / 3, mostly_unreadable=True, generation={"temperature": 0.2},
+                      groups={"visual-language": GroupResult(4, 1, 1, 2, {"pa": 0.5}, n_unreadable=1,
+                                                             unreadable_share=0.1)})
     return Results(tasks={"cmm": task}, model=ModelInfo("hf", {"pretrained": "/m"}, "abc"),
                    run=RunInfo(options={"limit": 4}, num_processes=2, generated=3, samples_per_s=1.5),
                    environment=Environment({"torch": "2"}, "deadbeef", "3.11"))
@@ -39,6 +41,15 @@ def test_table_lists_tasks_groups_counts_and_the_cross_run_note():
     results.tasks["mhalubench"] = TaskResult(task="mhalubench", metric=None, n_selected=2, n_scored=2,
                                              scored_by=get_task("mhalubench").scored_by)
     text = table(results)
-    assert "| cmm | all | 4 | 2 | 1 | 1 | pa=0.5000, hr=1.0000 |" in text
-    assert "|  | visual-language | 4 | 2 | 1 | 1 | pa=0.5000 |" in text
+    assert "| cmm | all | 4 | 2 | 1 (33%) ⚠ | 1 | pa=0.5000, hr=1.0000 |" in text
+    assert "|  | visual-language | 4 | 2 | 1 (10%) | 1 | pa=0.5000 |" in text
     assert "| mhalubench | all | 2 | 2 | 0 | 0 | scored by crosscheck" in text
+    assert "⚠: more than 20% of the answers" in text and "without media" not in text
+
+
+def test_table_shows_rows_left_out_for_the_modality():
+    results = _results()
+    results.tasks["cmm"].groups["audio-language"] = GroupResult(n_selected=8, n_without_media=8)
+    text = table(results)
+    assert "|  | audio-language | 8 | 0 | 0 | 0 (+8 without media) | - |" in text
+    assert "without media: rows left out" in text

@@ -78,7 +78,7 @@ def test_every_fraction_metric_and_group_carries_a_stderr_close_to_the_binomial_
         assert metrics["accuracy_stderr"] == pytest.approx(math.sqrt(p * (1 - p) / n), rel=0.2)
     assert len(result.groups) == 6 and "bootstrap" in result.stderr_method and "200 resamples" in result.stderr_method
     assert result.higher_is_better == {"pa": True, "hr": True, "accuracy": True, "yes_ratio": None}
-    assert result.version == get_task("cmm").version == 2
+    assert result.version == get_task("cmm").version == 3
 
 
 def test_stderr_is_the_same_on_a_rescore_and_shrinks_with_more_items():
@@ -99,7 +99,9 @@ def test_cchall_reports_stderr_for_accuracy_and_macro_f1_and_their_direction():
     result = _score(get_task("cchall_cot"), records, n_total=60)
     assert result.metrics["accuracy_stderr"] > 0 and result.metrics["macro_f1_stderr"] > 0
     assert result.groups["GQA"].metrics["macro_f1_stderr"] > 0
-    assert result.higher_is_better == {"accuracy": True, "macro_f1": True} and result.version == 2
+    assert result.higher_is_better == {"accuracy": True, "macro_f1": True, "weighted_f1": True, "accuracy_avg": True,
+                                      "macro_f1_avg": True} and result.version == 2
+    assert result.metrics["accuracy_avg"] == result.metrics["accuracy"]  # one source: its AVG is the pooled value
 
 
 def test_counts_of_zero_or_one_are_not_fractions():
@@ -164,3 +166,26 @@ def test_stderr_is_exactly_that_of_recomputing_the_metric_on_each_raw_resample(t
     got = {(group, name.removesuffix(STDERR)): v for group, metrics in tables for name, v in metrics.items()
            if name.endswith(STDERR)}
     assert got == expected and len(got) >= 10 and all(v > 0 for v in got.values())
+
+
+def test_rows_without_media_are_counted_apart_and_unreadable_answers_are_flagged():
+    removed = {"type": "media", "class": "MediumRemovedError", "message": "--modality visual-only removes the audio"}
+    records = [
+        _record("1", "Yes.", "yes", "visual-language"),
+        _record("2", "I cannot tell.", "no", "visual-language"),
+        _record("3", "Yes.", "yes", "visual-language"),
+        _record("4", "Yes.", "yes", "visual-language"),
+        _record("5", "Yes.", "yes", "visual-language"),
+        _record("6", None, "no", "audio-language", error=removed),
+        _record("7", None, "yes", "audio-language", error=removed),
+    ]
+    result = _score(get_task("cmm"), records, n_total=7)
+    # the audio probes are neither errors nor in the headline: pa over the 4 visual "yes" probes only
+    assert (result.n_selected, result.n_errors, result.n_without_media, result.n_scored) == (7, 0, 2, 4)
+    assert result.metrics["pa"] == pytest.approx(1.0) and result.metrics["hr"] == pytest.approx(0.0)
+    assert (result.n_unreadable, result.unreadable_share, result.mostly_unreadable) == (1, 0.2, False)  # 20 %: not more
+    audio = result.groups["audio-language"]
+    assert (audio.n_without_media, audio.n_errors, audio.unreadable_share, audio.metrics) == (2, 0, None, {})
+    records[0]["outputs"] = ["maybe"]
+    result = _score(get_task("cmm"), records, n_total=7)
+    assert (result.n_unreadable, result.unreadable_share, result.mostly_unreadable) == (2, 0.4, True)

@@ -141,3 +141,35 @@ def test_unparsed_lowers_recall_not_precision(cchall):
 def test_bad_input_names_argument_and_index(cchall, kwargs, message):
     with pytest.raises(ValueError, match=message):
         cchall.compute(**kwargs)
+
+
+def test_weighted_f1_is_sklearns_and_avg_is_the_mean_of_the_per_source_values(cchall):
+    rng = random.Random(3)
+    references = [rng.choice(LABELS) for _ in range(300)]
+    predictions = [rng.choice([*LABELS, "I cannot tell."]) for _ in references]
+    sources = [rng.choice(SOURCES[:3]) if i % 5 else SOURCES[3] for i in range(300)]  # unequal source sizes
+    out = cchall.compute(predictions=predictions, references=references, groups={"dataset_source": sources})
+    parsed = [parse_cchall(p) or "unparsed" for p in predictions]
+    assert out["weighted_f1"] == pytest.approx(f1_score(references, parsed, labels=list(LABELS), average="weighted"))
+    per_source = out["by_group"]["dataset_source"]
+    assert out["accuracy_avg"] == pytest.approx(sum(v["accuracy"] for v in per_source.values()) / 4)
+    assert out["macro_f1_avg"] == pytest.approx(sum(v["macro_f1"] for v in per_source.values()) / 4)
+    assert out["accuracy_avg"] != pytest.approx(out["accuracy"])  # the AVG weighs each source once, not each item
+    assert "accuracy_avg" not in cchall.compute(predictions=predictions, references=references)
+
+
+@pytest.mark.parametrize("prior, macro, weighted", [((0.25, 0.25, 0.25, 0.25), 0.25, 0.25),
+                                                    ((0.7, 0.1, 0.1, 0.1), 0.1992, 0.3008)])
+def test_uniform_guesses_give_the_random_row_only_as_weighted_f1_of_skewed_labels(prior, macro, weighted):
+    """The card's closed form (per type F1 = 2 p / 4 / (p + 1/4)) against the metric on 40,000 uniform guesses:
+    over balanced labels every F1 is 25, as the paper's accuracy; its Random macro-F1 of 29.9 needs weighted-F1 and
+    one type holding about 70 % of the items."""
+    import numpy as np
+
+    from hallubench.metrics.cchall.cchall import score_labels
+
+    rng = np.random.default_rng(0)
+    out = score_labels(rng.choice(4, 40_000, p=prior), rng.integers(0, 4, 40_000), {}, {})
+    f1 = [2 * p / 4 / (p + 0.25) for p in prior]
+    assert (sum(f1) / 4, sum(p * f for p, f in zip(prior, f1))) == pytest.approx((macro, weighted), abs=1e-3)
+    assert (out["accuracy"], out["macro_f1"], out["weighted_f1"]) == pytest.approx((0.25, macro, weighted), abs=0.01)

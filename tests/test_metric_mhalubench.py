@@ -180,3 +180,31 @@ def test_per_response_references_and_segments_are_checked(mhalubench):
         mhalubench.compute(**{**ok, "predictions": [None]})
     with pytest.raises(ValueError, match=r"groups\['t'\] has 2 values for 1 predictions"):
         mhalubench.compute(**ok, groups={"t": ["a", "b"]})
+
+
+def test_scores_by_claim_category_are_the_claim_scores_of_each_categorys_claims(mhalubench):
+    rng = random.Random(7)
+    kinds = [["object"], ["attribute"], ["object", "attribute"], ["scene-text"], ["fact"]]
+    references = [rng.choice(LABELS) for _ in range(200)]
+    predictions = [rng.choice([H, N, None]) for _ in references]
+    categories = [rng.choice(kinds) for _ in references]
+    segment_ids = [str(i // 3) for i in range(200)]
+    out = mhalubench.compute(predictions=predictions, references=references, segment_ids=segment_ids,
+                             claim_categories=categories)
+    assert list(out["by_claim_category"]) == list(dict.fromkeys(c for cs in categories for c in cs))
+    for category, scores in out["by_claim_category"].items():
+        idx = [i for i, cs in enumerate(categories) if category in cs]  # a two-category claim counts in both
+        alone = mhalubench.compute(predictions=[predictions[i] for i in idx], references=[references[i] for i in idx],
+                                   segment_ids=[str(i) for i in idx])
+        assert scores == level_with_prefix(alone, "claim") and scores["claim_n"] == len(idx)
+    per_response = mhalubench.compute(  # the same claims as two responses' raw answers
+        predictions=['{"claim1": "hallucination"}', 'claim1: non-hallucination\nclaim2: hallucination'],
+        references=[[H], [N, H]], segment_ids=[["0"], ["0", "0"]], claim_categories=[[["fact"]], [["object"], ["fact"]]])
+    assert per_response["by_claim_category"]["fact"]["claim_n"] == 2
+    assert per_response["by_claim_category"]["object"]["claim_accuracy"] == 1.0
+    with pytest.raises(ValueError, match="claim_categories"):
+        mhalubench.compute(predictions=[H], references=[H], segment_ids=["0"], claim_categories=["object"])
+
+
+def level_with_prefix(result, name):
+    return {key: value for key, value in result.items() if key.startswith(name + "_")}

@@ -165,6 +165,15 @@ def test_unreadable_verdicts_are_counted_per_response_and_per_claim_never_guesse
     # both task types of the mini release get their own breakdown
     assert sorted(result["groups"]) == ["image-caption", "vqa"]
     assert result["groups"]["vqa"]["metrics"]["claim_accuracy"] == 1.0 and result["groups"]["image-caption"]["n_unparsed"] == 1
+    # by claim type (UniHD's object, attribute, scene text, fact): a claim with two types counts in both
+    by_type = {}
+    for row in rows:
+        for claim in claims(row):
+            for category in claim["claim_category"]:
+                by_type[category.replace("-", "_")] = by_type.get(category.replace("-", "_"), 0) + 1
+    assert {k: metrics[f"{k}_claim_n"] for k in by_type} == by_type and "by_claim_category" not in metrics
+    assert all(0.0 <= metrics[f"{k}_claim_macro_f1"] <= 1.0 and f"{k}_claim_macro_f1_stderr" in metrics for k in by_type)
+    assert "attribute_claim_accuracy" in result["groups"]["vqa"]["metrics"]
 
 
 def test_a_tiny_model_runs_selfcheck_on_the_mini_data_and_writes_results(mini_datasets, tiny_checkpoint, tmp_path):

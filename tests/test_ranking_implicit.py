@@ -148,7 +148,9 @@ def test_rank_again_makes_no_model_call_and_loads_no_evidence_model(tiny, tmp_pa
         assert again["boards"][board]["scores"] == pytest.approx(first["boards"][board]["scores"])
     board_names = [line[4:] for line in (tmp_path / "again" / "leaderboard.md").read_text().splitlines()
                    if line.startswith("### ")]
-    assert sorted(board_names) == sorted(BOARDS)
+    # the paper ranks audio-visual inputs with the explicit judge only (its footnote 2): these boards are ours
+    assert sorted(board_names) == sorted(b + " (our extension)" if b.endswith("_av") else b for b in BOARDS)
+    assert all(("footnote 2" in (again["boards"][b]["extension"] or "")) == b.endswith("_av") for b in BOARDS)
 
 
 class ByRule:

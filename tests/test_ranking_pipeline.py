@@ -16,6 +16,7 @@ from hallubench.cli.main import main
 from hallubench.harness import store
 from hallubench.judges import split_sentences
 from hallubench.judges.cache import judgment_key
+from hallubench.publish.rankings import CONFIGS
 from hallubench.ranking.report import FILES
 
 os.environ["HF_HUB_OFFLINE"] = "1"
@@ -130,6 +131,7 @@ def test_ranking_folder(setup, runs):
         assert ranked[-1]["p_vs_next"] == "" and all(t["wins"] + t["losses"] + t["ties"] == 2 for t in tests)
     md = (folder / "leaderboard.md").read_text()
     assert all(f"### {b}" in md for b in BOARDS) and "judge calls made" in md
+    assert "our extension" not in md and all(second["boards"][b]["extension"] is None for b in BOARDS)  # explicit
     assert "| 95% CI | vs next: sign test p |" in md and "bootstrap 95% percentile interval" in md
     visual = second["boards"]["avhallubench_visual"]
     assert set(visual["eta"]["omni-a"]) == {"omni-a", "omni-b", "omni-c"}  # self-inclusion
@@ -192,7 +194,7 @@ def test_push_to_hub_uploads_the_ranking_folder(setup, runs, monkeypatch, tmp_pa
         double.close()
     (commit,) = double.commits
     assert commit["repo"] == "me/crosscheck-ranking" and commit["kind"] == "dataset"
-    assert set(commit["files"]) == set(FILES) | {"README.md"}
+    assert set(commit["files"]) == set(FILES) | {"README.md"} | {f"data/{name}.parquet" for name in CONFIGS}
     assert commit["files"]["leaderboard.csv"] == (setup[0] / "out" / "ranking" / "leaderboard.csv").read_bytes()
     card = commit["files"]["README.md"].decode()
     assert "### avhallubench_visual" in card and "hallubench-mini-data" in card and "**MINI DATA: runs made" in card
@@ -207,8 +209,10 @@ def test_push_to_hub_uploads_the_ranking_folder(setup, runs, monkeypatch, tmp_pa
     board = datasets.load_dataset(str(pushed), split="train", cache_dir=cache)  # the default config
     assert board.num_rows == (setup[0] / "out" / "ranking" / "leaderboard.csv").read_text().count("\n") - 1
     assert "crosscheck" in board.column_names
-    for config in ("documents", "sentences"):
-        assert datasets.load_dataset(str(pushed), config, split="train", cache_dir=cache).num_rows > 0
+    sentences = datasets.load_dataset(str(pushed), "sentences", split="train", cache_dir=cache)
+    lines = (setup[0] / "out" / "ranking" / "sentences.jsonl").read_text().splitlines()
+    assert sentences.num_rows == len(lines) and sentences[0] == json.loads(lines[0]) | {"evidence": sentences[0]["evidence"]}
+    assert datasets.load_dataset(str(pushed), "documents", split="train", cache_dir=cache).num_rows > 0
     sent = [r for r in double.seen if TOKEN in r["url"] + r["body"].decode("utf-8", "replace")]
     assert not sent and all(r["headers"].get("authorization") == f"Bearer {TOKEN}" for r in double.seen)
 

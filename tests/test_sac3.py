@@ -200,7 +200,7 @@ def tiny_reference(tiny_vl, mini_datasets, tmp_path_factory):
     return out
 
 
-def test_tiny_model_run_writes_per_item_scores_and_results_and_rescores_the_same(tiny_reference, tmp_path):
+def test_tiny_model_run_writes_per_item_scores_and_results_and_rescores_the_same(tiny_reference, tmp_path, capsys):
     records = _records(tiny_reference)
     assert len(records) == 3  # the mini prime set has three items
     for record in records.values():
@@ -211,8 +211,12 @@ def test_tiny_model_run_writes_per_item_scores_and_results_and_rescores_the_same
     metrics = _metrics(tiny_reference)
     assert {"sc2_accuracy", "sac3_q_accuracy", "sc2_score", "num_unparseable"} <= set(metrics)
     assert metrics["num_unparseable"] == sum(r["parsed"]["unparseable_judgments"] for r in records.values())
+    # every item is scored on judge strings counted inconsistent unread: the unparsed column shows them, flagged
+    result = json.loads((tiny_reference / "results.json").read_text())["tasks"]["sac3_prime"]
+    assert (result["n_unreadable"], result["unreadable_share"], result["mostly_unreadable"]) == (3, 1.0, True)
     assert main(["run", "--from-outputs", str(tiny_reference), "--output-dir", str(tmp_path / "re")]) == 0
     assert _metrics(tmp_path / "re") == metrics
+    assert "| sac3_prime | all | 3 | 3 | 3 (100%) ⚠ |" in capsys.readouterr().out
 
 
 @pytest.mark.slow

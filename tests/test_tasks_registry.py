@@ -15,7 +15,8 @@ ROW = {"id": "x1", "question": "Is there a dog in the image?", "response1": "Yes
 
 def test_registry_discovers_every_task_module():
     assert task_names() == ["avhallubench_audio", "avhallubench_speech", "avhallubench_visual", "cchall",
-                            "cchall_cot", "cchall_hallucimad", "cchall_sro", "cchall_vdgd", "cmm", "mhalubench",
+                            "cchall_cot", "cchall_hallucimad", "cchall_sro", "cchall_vdgd", "cmm", "cmm_audio",
+                            "cmm_audio_visual", "cmm_visual", "mhalubench",
                             "mhalubench_selfcheck", "mhalubench_selfcheck_2shot",
                             "sac3_cmm", "sac3_hotpotqa", "sac3_nq_open", "sac3_prime", "sac3_senator"]
     assert all(task.name == name for name, task in all_tasks().items())

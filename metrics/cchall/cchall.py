@@ -41,6 +41,11 @@ Returns:
     accuracy (`float`): share of correct predictions, in [0, 1]; unparsed predictions are wrong.
     macro_f1 (`float`): mean F1 over the types that occur in the references or the parsed predictions,
         in [0, 1]. An unparsed prediction lowers the recall of its true type and no type's precision.
+    weighted_f1 (`float`): the per-type F1 weighted by support (scikit-learn's average="weighted"), the one
+        standard definition that can give the paper's Random row (29.9 from uniform guesses; see the card).
+    accuracy_avg, macro_f1_avg (`float`, with `groups`): the unweighted mean of the per-group values of the
+        first grouping column: the paper's AVG column (the mean of its four per-source values) when that
+        column is the items' dataset_source.
     per_class (`dict`): {type: {precision, recall, f1, support}}.
     confusion_matrix (`list` of `list` of `int`): rows are true types in `LABELS` order, columns are
         predicted types in `LABELS` order then a last "unparsed" column.
@@ -191,6 +196,7 @@ def _scores(matrix: list) -> dict:
     return {
         "accuracy": sum(matrix[k][k] for k in range(len(LABELS))) / sum(map(sum, matrix)),
         "macro_f1": sum(per_class[label]["f1"] for label in present) / len(present),
+        "weighted_f1": sum(scores["f1"] * scores["support"] for scores in per_class.values()) / sum(map(sum, matrix)),
         "per_class": per_class,
         "confusion_matrix": matrix,
         "labels": list(COLUMNS),
@@ -221,6 +227,10 @@ def score_labels(references: np.ndarray, predicted: np.ndarray, group_codes: dic
                 result["by_group"][column][value] = {
                     "accuracy": scores["accuracy"], "macro_f1": scores["macro_f1"], "unparsed": scores["unparsed"], "n": n,
                 }
+    if group_codes:  # the paper's AVG: each group counts once, whatever its size
+        first = result["by_group"][next(iter(group_codes))].values()
+        for name in ("accuracy", "macro_f1"):
+            result[f"{name}_avg"] = sum(scores[name] for scores in first) / len(first)
     return result
 
 

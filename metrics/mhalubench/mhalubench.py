@@ -36,6 +36,9 @@ Args, in one of two layouts:
     predictions (`list` of `str`): the detector's raw answer per response, read by `parse_verdicts`.
     references (`list` of `list` of `str`): per response, the true label of each claim, in claim order.
     segment_ids (`list` of `list` of `str`): per response, the segment of each claim (ids local to it).
+  claim_categories (optional): each claim's `claim_category` list (object, attribute, scene-text, fact; a
+    claim may have several), laid out like `references` (per claim: a list per claim; per response: a list
+    of such lists per response).
   groups (`dict` of `str` to `list`, optional): grouping columns (e.g. task_type), each with one value per
     prediction (claim or response).
 
@@ -51,6 +54,9 @@ Returns:
     Per response only: responses_unparsed (`int`), responses with no verdict read at all;
         responses_partial (`int`), responses with some verdicts read and some not (their unread claims
         count as unparsed, the read ones are scored).
+    by_claim_category (`dict`, with claim_categories): {category: the claim-level metrics (claim_accuracy,
+        claim_macro_f1, ...) over the claims of that category}, as UniHD reports detection by claim type; a
+        claim with several categories counts in each.
     by_group (`dict`): {column: {value: the same metrics for that group's claims or responses}}.
 
 Examples:
@@ -189,7 +195,22 @@ def _level(level: str, references: list, predicted: list) -> dict:
     return result
 
 
-def _score_claims(predictions: list, references: list, segment_ids: list) -> dict:
+def _by_category(references: list, claim_preds: list, claim_categories: list) -> dict:
+    """{category: claim-level metrics over its claims}, categories in order of first appearance."""
+    if len(claim_categories) != len(references):
+        raise ValueError(f"claim_categories has {len(claim_categories)} claims for {len(references)} references; "
+                         "give each claim its claim_category list")
+    members: dict = {}
+    for i, categories in enumerate(claim_categories):
+        if isinstance(categories, str) or not all(isinstance(c, str) for c in categories):
+            raise ValueError(f"claim_categories[{i}] is {categories!r}; give a list of category names per claim")
+        for category in categories:
+            members.setdefault(category, []).append(i)
+    return {category: _level("claim", [references[i] for i in idx], [claim_preds[i] for i in idx])
+            for category, idx in members.items()}
+
+
+def _score_claims(predictions: list, references: list, segment_ids: list, claim_categories=None) -> dict:
     predictions = [None if label == UNPARSED else label for label in predictions]
     segments: dict = {}
     for i, segment in enumerate(segment_ids):
@@ -197,10 +218,13 @@ def _score_claims(predictions: list, references: list, segment_ids: list) -> dic
     segment_refs = [segment_label([references[i] for i in idx]) for idx in segments.values()]
     segment_preds = [segment_label([predictions[i] for i in idx]) or UNPARSED for idx in segments.values()]
     claim_preds = [UNPARSED if label is None else label for label in predictions]
-    return {**_level("claim", list(references), claim_preds), **_level("segment", segment_refs, segment_preds)}
+    result = {**_level("claim", list(references), claim_preds), **_level("segment", segment_refs, segment_preds)}
+    if claim_categories is not None:
+        result["by_claim_category"] = _by_category(list(references), claim_preds, list(claim_categories))
+    return result
 
 
-def _score_responses(predictions: list, references: list, segment_ids: list) -> dict:
+def _score_responses(predictions: list, references: list, segment_ids: list, claim_categories=None) -> dict:
     """Each response's claims with the verdicts read from its answer, scored together; segment ids made
     unique per response by its position (a resampled response counts as another response)."""
     verdicts, labels, segments = [], [], []
@@ -212,7 +236,9 @@ def _score_responses(predictions: list, references: list, segment_ids: list) -> 
         verdicts += read or [None] * len(claim_labels)
         labels += claim_labels
         segments += [f"{i}/{segment}" for segment in claim_segments]
-    return {**_score_claims(verdicts, labels, segments), "responses_unparsed": unparsed, "responses_partial": partial}
+    categories = None if claim_categories is None else [c for response in claim_categories for c in response]
+    return {**_score_claims(verdicts, labels, segments, categories), "responses_unparsed": unparsed,
+            "responses_partial": partial}
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
@@ -240,15 +266,19 @@ class MHaluBench(evaluate.Metric):
         predictions = [UNPARSED if label is None else label for label in predictions]
         super().add_batch(predictions=predictions, references=references, **kwargs)
 
-    def _compute(self, predictions, references, segment_ids, groups=None):
+    def _compute(self, predictions, references, segment_ids, claim_categories=None, groups=None):
         score = _score_responses if isinstance(references[0], (list, tuple)) else _score_claims
-        result = score(predictions, references, segment_ids)
+        if claim_categories is not None and len(claim_categories) != len(predictions):
+            raise ValueError(f"claim_categories has {len(claim_categories)} items for {len(predictions)} predictions "
+                             f"(first unpaired index: {min(len(claim_categories), len(predictions))})")
+        columns = (predictions, references, segment_ids, claim_categories)
+        result = score(*columns)
         result["by_group"] = {}
         for column, values in _check_groups(groups, len(predictions)).items():
             members: dict = {}
             for i, value in enumerate(values):
                 members.setdefault(value, []).append(i)
             result["by_group"][column] = {
-                value: score(*([items[i] for i in idx] for items in (predictions, references, segment_ids)))
+                value: score(*(None if items is None else [items[i] for i in idx] for items in columns))
                 for value, idx in members.items()}
         return result
