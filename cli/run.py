@@ -27,11 +27,10 @@ from __future__ import annotations
 
 import argparse
 import sys
-from contextlib import nullcontext
 from pathlib import Path
 
 from hallubench.benchmarks import task_names
-from hallubench.errors import ConfigError
+from hallubench.errors import ConfigError, RunInterrupted
 from hallubench.cli.flags import add_generation_arguments, add_model_arguments, add_push_argument
 from hallubench.harness.options import RunOptions, parse_gen_kwargs, parse_kv, read_yaml_options
 from hallubench.models.protocol import ModelUnusable
@@ -47,7 +46,7 @@ def register(subparsers: argparse._SubParsersAction, summary: str) -> None:
     add_model_arguments(p, "model adapter: " + " or ".join(sorted(MODELS)),
                         'adapter arguments "pretrained=PATH,dtype=float32" (pretrained = the checkpoint)')
     p.add_argument("--tasks", help=f"comma-separated task names: {', '.join(task_names())}")
-    p.add_argument("--output-dir", "--output_dir", dest="output_dir", type=Path, help="run folder (default runs/latest)")
+    p.add_argument("--output-dir", "--output_dir", dest="output_dir", type=Path, help="run folder (default runs/<model>/<tasks>: one per model and task set)")
     add_generation_arguments(p)
     p.add_argument("--task-args", "--task_args", dest="task_args",
                    help='options of the tasks that take some, e.g. SAC3 "k=5,num_samples=10,threshold=0.5"')
@@ -90,17 +89,19 @@ def handle(args: argparse.Namespace) -> int:
 
     try:
         if getattr(args, "from_outputs", None):
-            from hallubench.harness import folder_lock
             from hallubench.harness.rescore import rescore
 
-            target = getattr(args, "output_dir", None) or args.from_outputs
-            # No lock (and no folder made) for a --from-outputs that is not a folder: rescore says so.
-            with folder_lock.hold(target, "re-score") if args.from_outputs.is_dir() else nullcontext():
-                results = rescore(args.from_outputs, getattr(args, "output_dir", None))
+            results = rescore(args.from_outputs, getattr(args, "output_dir", None))
         else:
             from hallubench.harness.runner import run
 
             results = run(build_options(args))
+    except RunInterrupted as err:
+        print(f"hallubench run: {err}", file=sys.stderr)
+        return 130
+    except KeyboardInterrupt:  # before the run folder was touched (loading the model or data)
+        print("hallubench run: interrupted before any sample was written; nothing changed", file=sys.stderr)
+        return 130
     except ConfigError as err:
         print(f"hallubench run: error: {err}", file=sys.stderr)
         return 2
