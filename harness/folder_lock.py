@@ -42,7 +42,7 @@ LOCK_NAME = ".hallubench.lock"
 RANKS_NAME = ".hallubench-ranks.lock"
 # Purposes that only read the folder: to upload it, or to rank, re-score or show a run folder.
 UPLOADS = ("publish", "push-to-hub")
-READERS = (*UPLOADS, "rank", "re-score", "view")
+READERS = (*UPLOADS, "rank (reading)", "re-score (reading)", "view")  # `rank` and `re-score` also write their output
 
 
 class FolderBusy(ConfigError):

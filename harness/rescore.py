@@ -25,7 +25,7 @@ def rescore(run_dir: Path, output_dir: Path | None = None) -> Results:
     target = Path(output_dir) if output_dir else run_dir
     separate = target.resolve() != run_dir.resolve()
     # results.json may be scored on other samples than the folder now holds: scoring them all again is the fix.
-    with run_state.read_run_folder(run_dir, "re-score", results_must_match=False) as folder, \
+    with run_state.read_run_folder(run_dir, "re-score (reading)", results_must_match=False) as folder, \
             folder_lock.hold(target, "re-score") if separate else nullcontext():
         results = _rescore(run_dir, folder.records)
         write_results(results, target)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 import inspect
 import json
+import os
 import shlex
 import sys
 from collections import Counter
@@ -48,14 +49,15 @@ def resume_command(folder: Path) -> str:
 def mark_unfinished(folder: Path) -> None:
     """Say that a run works on `folder` (before it writes anything there)."""
     state = {"command": resume_command(folder), "started": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-             "stopped": None}
+             "pid": os.getpid(), "stopped": None}
     write_bytes_atomically(Path(folder) / UNFINISHED, json.dumps(state).encode())
 
 
 def mark_stopped(folder: Path, why: str) -> None:
-    """Add why the run stopped early to the mark, if it can be written (the mark itself stays either way)."""
+    """Add why this process's run stopped early to its mark, if it can be written (the mark stays either way). A
+    run refused before it marked the folder leaves an earlier run's mark as it was."""
     state = unfinished(folder)
-    if state is None:
+    if not state or state.get("pid") != os.getpid():
         return
     try:
         write_bytes_atomically(Path(folder) / UNFINISHED, json.dumps({**state, "stopped": why}).encode())
@@ -184,7 +186,7 @@ def read_run_folder(folder: Path, purpose: str, *, results_must_match: bool = Tr
     `results_must_match`) its results.json scored other samples than it holds. The caller refuses a folder that
     lacks what it needs (records, results.json) with its own message."""
     folder = Path(folder)
-    with folder_lock.reading(folder, purpose, store.MERGED):
+    with folder_lock.reading(folder, purpose, store.MERGED, RESULTS, UNFINISHED):
         check_finished(folder)
         contents = store.read_store(folder)
         results = _read_results(folder)

@@ -4,6 +4,12 @@ Every process builds the same plan, skips samples the run folder already holds, 
 round-robin share of the remaining batches and appends each record to its own file. After a barrier the main
 process gathers what each process did, merges the files into `samples.jsonl`, checks that every
 planned sample is there, scores and writes `results.json`.
+
+Lifecycle: a folder holding another model's samples is refused before anything is written; the folder is
+marked unfinished (harness/run_state.py) before the first sample and the mark is cleared only after results.json
+and its chart are written. Ctrl-C or SIGTERM ends the run with `RunInterrupted` (one line: what is kept, the
+command that resumes) and any other exception propagates; both leave the mark, saying why the run stopped, so
+publish, rank and --from-outputs refuse the folder until the same command finishes it.
 """
 from __future__ import annotations
 
@@ -13,6 +19,7 @@ import os
 import re
 import signal
 import sys
+import threading
 import time
 from collections import Counter
 from datetime import datetime, timezone
@@ -35,7 +42,7 @@ from hallubench.harness.program import StepJournal, check_steps_accept, role_mod
 from hallubench.harness.results_schema import ModelInfo, Results, RunInfo
 from hallubench.harness.scoring import score_task
 from hallubench.harness.sharding import shard
-from hallubench.models.redact import redact_values
+from hallubench.models.redact import redact, redact_values
 
 RESULTS = "results.json"
 # Adapters that run on this machine take the process's device and batch size; remote ones (openai) do not.
@@ -186,7 +193,7 @@ def run(options: RunOptions) -> Results | None:
         raise RunInterrupted(_kept(options.output_dir, why)) from None
     except BaseException as err:
         if accelerator.is_main_process:
-            run_state.mark_stopped(options.output_dir, f"failed ({type(err).__name__}: {str(err)[:200]})")
+            run_state.mark_stopped(options.output_dir, f"failed ({type(err).__name__}: {redact(str(err))[:200]})")
         raise
     finally:
         lock.release()
@@ -195,8 +202,6 @@ def run(options: RunOptions) -> Results | None:
 
 
 def _main_thread() -> bool:
-    import threading
-
     return threading.current_thread() is threading.main_thread()
 
 

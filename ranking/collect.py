@@ -33,7 +33,7 @@ def read_run(name: str, run_dir: Path) -> dict[str, dict[str, dict]]:
         raise RunFolderNotFoundError(f"{run_dir} (model {name!r}) holds no samples.jsonl; make it with `hallubench run "
                           f"--output-dir {run_dir} ...` or `hallubench crosscheck`")
     by_task: dict[str, dict[str, dict]] = defaultdict(dict)
-    with run_state.read_run_folder(run_dir, "rank") as folder:
+    with run_state.read_run_folder(run_dir, "rank (reading)") as folder:
         records = folder.records
     for record in records.values():
         if record.get("error") is None and record.get("outputs"):
