@@ -12,9 +12,11 @@ On CPU, accelerate 1.15 starts ONE process for `launch --cpu --num_processes N` 
 mpirun); `ACCELERATE_USE_CPU=true accelerate launch --multi_gpu --num_processes N ...` (torchrun, gloo)
 starts N. Outputs are identical for any process count at equal torch threads per process.
 
-The run folder (--output-dir) holds samples_rank<k>.jsonl while running, then samples.jsonl (one
-record per sample: prompt, media seen, raw outputs, stochastic samples, parsed answer, error) and
-results.json. Rerunning the same command resumes: finished samples are skipped, errored ones retried.
+The run folder (--output-dir, default runs/<model>/<tasks>: one per model and task set; a folder holding another
+model's samples is refused) holds samples_rank<k>.jsonl while running, then samples.jsonl (one record per sample:
+prompt, media seen, raw outputs, stochastic samples, parsed answer, error) and results.json. Rerunning the same
+command resumes: finished samples are skipped, errored ones retried. Until a run finishes (Ctrl-C, SIGTERM, a
+failure, kill -9) its folder is marked unfinished, and publish, rank and --from-outputs refuse it.
 Multi-step tasks (SAC3) also journal every finished step in steps_rank<k>.jsonl / steps.jsonl, so a rerun
 resumes at the first unfinished step of each sample; `--task-args` sets their options and `--helper ROLE ARGS`
 gives a second model for a role of theirs (e.g. SAC3's verifier).
