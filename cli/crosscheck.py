@@ -31,7 +31,7 @@ from typing import Any
 from hallubench.cli.flags import RANK_OPTIONS, add_generation_arguments, add_model_arguments, add_rank_arguments
 from hallubench.cli.rank import finish, rank_options
 from hallubench.harness.options import parse_gen_kwargs, parse_kv, read_yaml_options
-from hallubench.errors import ConfigError
+from hallubench.errors import ConfigError, RunInterrupted
 from hallubench.judges.cached import JudgeError
 from hallubench.models.protocol import ModelUnusable
 
@@ -110,6 +110,9 @@ def handle(args: argparse.Namespace) -> int:
     except (JudgeError, ModelUnusable) as err:
         print(f"hallubench crosscheck: error: {err}", file=sys.stderr)
         return 1
+    except RunInterrupted as err:
+        print(f"hallubench crosscheck: {err}", file=sys.stderr)
+        return 130
     if ranking is None:  # a non-main process of `accelerate launch`: it only generated
         return 0
     return finish(ranking, push_to_hub, "crosscheck", allow_mini_data)

@@ -12,9 +12,11 @@ On CPU, accelerate 1.15 starts ONE process for `launch --cpu --num_processes N` 
 mpirun); `ACCELERATE_USE_CPU=true accelerate launch --multi_gpu --num_processes N ...` (torchrun, gloo)
 starts N. Outputs are identical for any process count at equal torch threads per process.
 
-The run folder (--output-dir) holds samples_rank<k>.jsonl while running, then samples.jsonl (one
-record per sample: prompt, media seen, raw outputs, stochastic samples, parsed answer, error) and
-results.json. Rerunning the same command resumes: finished samples are skipped, errored ones retried.
+The run folder (--output-dir, default runs/<model>/<tasks>: one per model and task set; a folder holding another
+model's samples is refused) holds samples_rank<k>.jsonl while running, then samples.jsonl (one record per sample:
+prompt, media seen, raw outputs, stochastic samples, parsed answer, error) and results.json. Rerunning the same
+command resumes: finished samples are skipped, errored ones retried. Until a run finishes (Ctrl-C, SIGTERM, a
+failure, kill -9) its folder is marked unfinished, and publish, rank and --from-outputs refuse it.
 Multi-step tasks (SAC3) also journal every finished step in steps_rank<k>.jsonl / steps.jsonl, so a rerun
 resumes at the first unfinished step of each sample; `--task-args` sets their options and `--helper ROLE ARGS`
 gives a second model for a role of theirs (e.g. SAC3's verifier).
@@ -27,11 +29,10 @@ from __future__ import annotations
 
 import argparse
 import sys
-from contextlib import nullcontext
 from pathlib import Path
 
 from hallubench.benchmarks import task_names
-from hallubench.errors import ConfigError
+from hallubench.errors import ConfigError, RunInterrupted
 from hallubench.cli.flags import add_generation_arguments, add_model_arguments, add_push_argument
 from hallubench.harness.options import RunOptions, parse_gen_kwargs, parse_kv, read_yaml_options
 from hallubench.models.protocol import ModelUnusable
@@ -47,7 +48,7 @@ def register(subparsers: argparse._SubParsersAction, summary: str) -> None:
     add_model_arguments(p, "model adapter: " + " or ".join(sorted(MODELS)),
                         'adapter arguments "pretrained=PATH,dtype=float32" (pretrained = the checkpoint)')
     p.add_argument("--tasks", help=f"comma-separated task names: {', '.join(task_names())}")
-    p.add_argument("--output-dir", "--output_dir", dest="output_dir", type=Path, help="run folder (default runs/latest)")
+    p.add_argument("--output-dir", "--output_dir", dest="output_dir", type=Path, help="run folder (default runs/<model>/<tasks>: one per model and task set)")
     add_generation_arguments(p)
     p.add_argument("--task-args", "--task_args", dest="task_args",
                    help='options of the tasks that take some, e.g. SAC3 "k=5,num_samples=10,threshold=0.5"')
@@ -90,17 +91,19 @@ def handle(args: argparse.Namespace) -> int:
 
     try:
         if getattr(args, "from_outputs", None):
-            from hallubench.harness import folder_lock
             from hallubench.harness.rescore import rescore
 
-            target = getattr(args, "output_dir", None) or args.from_outputs
-            # No lock (and no folder made) for a --from-outputs that is not a folder: rescore says so.
-            with folder_lock.hold(target, "re-score") if args.from_outputs.is_dir() else nullcontext():
-                results = rescore(args.from_outputs, getattr(args, "output_dir", None))
+            results = rescore(args.from_outputs, getattr(args, "output_dir", None))
         else:
             from hallubench.harness.runner import run
 
             results = run(build_options(args))
+    except RunInterrupted as err:
+        print(f"hallubench run: {err}", file=sys.stderr)
+        return 130
+    except KeyboardInterrupt:  # before the run folder was touched (loading the model or data)
+        print("hallubench run: interrupted before any sample was written; nothing changed", file=sys.stderr)
+        return 130
     except ConfigError as err:
         print(f"hallubench run: error: {err}", file=sys.stderr)
         return 2

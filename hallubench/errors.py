@@ -40,3 +40,22 @@ class RowError(HallubenchError):
 
 class PublishError(HallubenchError):
     """Publishing cannot go on (no run, no token, a Hub error); the message says what to do."""
+
+
+class FolderWriteError(ConfigError):
+    """A file of a run or ranking folder cannot be written (full or read-only disk, no permission); what was on
+    disk before stays, and rerunning the same command resumes."""
+
+
+class UnfinishedRunError(ConfigError):
+    """A run folder that is being written, or whose last run was interrupted or failed, cannot be read as a whole;
+    the message names the command that finishes it."""
+
+
+class MixedRunFolderError(ConfigError):
+    """A run folder whose records (or results.json) come from more than one setting: model, limit, generation,
+    media options or seed; the message names the two settings and what to do."""
+
+
+class RunInterrupted(HallubenchError):
+    """A run stopped by SIGINT (Ctrl-C) or SIGTERM; the message says what was kept and how to resume."""

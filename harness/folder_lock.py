@@ -4,11 +4,13 @@ The main process takes an exclusive `flock` on `<folder>/.hallubench.lock` and w
 time and command into that file, so a second writer is refused at once with a message naming the holder.
 The kernel drops an flock when its holder dies (kill -9, OOM, a lost node), so a lock left by a killed
 run is never mistaken for a live one: the next run takes it over and says whose it was (the file still
-holds the dead holder's record; a clean release empties it).
+holds the dead holder's record; a clean release empties it, a writer that fails or is interrupted leaves it).
+Whether a run folder's run finished is its own mark (harness/run_state.py).
 
-A command that reads a folder whole to upload it (`publish`, `rank --push-to-hub`) holds the same lock while it
-reads and uploads (`reads_folder`): a writer at work refuses it, naming the writer; a writer starting meanwhile
-is refused, naming the upload; two uploads of one folder take turns. Readers hold it exclusively too, because a
+A command that reads a folder whole (`publish`, `rank --push-to-hub` to upload it; `rank`, `run --from-outputs`
+and the viewer to read a run folder, through harness/run_state.py) holds the same lock while it reads
+(`reading`): a writer at work refuses it, naming the writer; a writer starting meanwhile is refused, naming the
+reader; two readers of one folder take turns. Readers hold it exclusively too, because a
 refused writer has to be told who holds the folder, and only an exclusive holder can write its name into the
 lock file. A folder whose last writer was killed is half-written, so a reader refuses it until a rerun finishes it.
 
@@ -33,13 +35,14 @@ from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterator
-from hallubench.errors import ConfigError
+from hallubench.errors import ConfigError, FolderWriteError
 from hallubench.models.redact import redact
 
 LOCK_NAME = ".hallubench.lock"
 RANKS_NAME = ".hallubench-ranks.lock"
-# Purposes that only read the folder, to upload it.
-READERS = ("publish", "push-to-hub")
+# Purposes that only read the folder: to upload it, or to rank, re-score or show a run folder.
+UPLOADS = ("publish", "push-to-hub")
+READERS = (*UPLOADS, "rank (reading)", "re-score (reading)", "view")  # `rank` and `re-score` also write their output
 
 
 class FolderBusy(ConfigError):
@@ -69,12 +72,18 @@ def _refusal(folder: Path, holder: dict[str, Any], purpose: str) -> str:
     who, pid = describe(holder), holder.get("pid", "PID")
     stop = f"kill {pid}{' on ' + str(holder['host']) if holder.get('host') else ''}"
     if holder.get("purpose") in READERS:
-        return f"{folder} is being uploaded by {who}: wait for it to finish (or stop it: {stop}), then try again"
+        verb = "uploaded" if holder.get("purpose") in UPLOADS else "read"
+        return f"{folder} is being {verb} by {who}: wait for it to finish (or stop it: {stop}), then try again"
     if purpose in READERS:
         return (f"{folder} is being written by {who}, so it is unfinished: wait for that one to finish (or stop it: "
-                f"{stop}), then try again; nothing was uploaded and the folder was not touched")
+                f"{stop}), then try again; {_untouched(purpose)}")
     return (f"{folder} is being written by another {who}. Two writers on one folder corrupt it: wait for that one to "
             f"finish, stop it ({stop}), or choose another folder")
+
+
+def _untouched(purpose: str) -> str:
+    return ("nothing was uploaded and the folder was not touched" if purpose in UPLOADS else
+            "nothing was read and the folder was not touched")
 
 
 def _try_flock(fd: int, mode: int) -> bool:
@@ -96,8 +105,9 @@ class FolderLock:
             self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
             taken = _try_flock(self._fd, fcntl.LOCK_EX)
         except OSError as err:  # read-only or full disk, no permission, a file system without locks
-            advice = ("an upload holds the folder's lock while it reads, so that no run changes it meanwhile: copy "
-                      "the folder to a writable local one and upload that" if purpose in READERS else
+            use = "upload" if purpose in UPLOADS else "read"
+            advice = (f"a reader holds the folder's lock while it reads, so that no run changes it meanwhile: copy "
+                      f"the folder to a writable local one and {use} that" if purpose in READERS else
                       "choose a writable local folder")
             raise ConfigError(f"cannot create or lock {self.path}: {err.strerror or err}; {advice}") from err
         if not taken:
@@ -110,12 +120,12 @@ class FolderLock:
             if purpose in READERS and previous and previous.get("purpose") not in READERS:
                 raise FolderBusy(f"{self.folder} is half-written: its last writer ({describe(previous)}) was stopped "
                                  f"before it finished. Finish it first (run that command again: what it finished is "
-                                 f"kept), then try again; nothing was uploaded")
+                                 f"kept), then try again; {_untouched(purpose)}")
         except FolderBusy:
             self._close()  # the dead writer's record stays, for the rerun to report
             raise
         if previous:
-            print(f"hallubench: {self.folder}: taking over the lock of a writer that died without releasing it "
+            print(f"hallubench: {self.folder}: taking over the lock of a writer that died (or failed) without finishing "
                   f"({describe(previous)}); what it finished is kept", file=sys.stderr)
         self.info = {"purpose": purpose, "pid": os.getpid(), "host": socket.gethostname(),
                      "started": datetime.now(timezone.utc).isoformat(timespec="seconds"),
@@ -149,9 +159,11 @@ class FolderLock:
             os.close(self._fd)  # closing the last descriptor drops the flock
             self._fd = -1
 
-    def release(self) -> None:
+    def release(self, finished: bool = True) -> None:
+        """Drop the lock; `finished` empties the record, which tells the next holder this one finished cleanly."""
         if self._fd >= 0:
-            os.ftruncate(self._fd, 0)  # an empty file tells the next writer this one finished cleanly
+            if finished:
+                os.ftruncate(self._fd, 0)
             self._close()
 
 
@@ -174,6 +186,11 @@ def hold(folder: Path, purpose: str) -> Iterator[FolderLock]:
     lock = FolderLock(folder, purpose)
     try:
         yield lock
+    except (FolderWriteError, KeyboardInterrupt, SystemExit):
+        # Cut off while it may be writing: its record stays, so readers refuse the folder until a rerun. The other
+        # errors (bad input, a failing judge) come before a ranking writes its files, which leaves them as they were.
+        lock.release(finished=False)
+        raise
     finally:
         lock.release()
 
@@ -197,21 +214,21 @@ def writes_folder(purpose: str, argument: str = "output_dir") -> Callable:
 
 
 @contextmanager
-def reading(folder: Path, purpose: str, marker: str | None = None) -> Iterator[FolderLock | None]:
-    """The lock of `folder` while `purpose` (one of READERS) reads it whole to upload it; FolderBusy naming the
-    holder if a writer or another upload holds it, or if its last writer was killed half-way.
+def reading(folder: Path, purpose: str, *markers: str) -> Iterator[FolderLock | None]:
+    """The lock of `folder` while `purpose` (one of READERS) reads it whole; FolderBusy naming the holder if a
+    writer or another reader holds it, or if its last writer was killed half-way.
 
     Nothing is made for a folder that hallubench has not written: no folder, and no lock file in a folder that
-    holds neither one nor `marker` (the file its kind of folder always has). No writer can be at work there
+    holds neither one nor any of `markers` (the files its kind of folder has). No writer can be at work there
     (a writer makes the lock file first), and the caller refuses such a folder with its own message."""
     folder = Path(folder)
-    if not (folder / LOCK_NAME).is_file() and not (marker and (folder / marker).is_file()):
+    if not (folder / LOCK_NAME).is_file() and not any((folder / marker).is_file() for marker in markers):
         yield None
         return
     with hold(folder, purpose) as lock:
         yield lock
 
 
-def reads_folder(purpose: str, argument: str, marker: str | None = None) -> Callable:
+def reads_folder(purpose: str, argument: str, *markers: str) -> Callable:
     """Decorator: the function reads the folder passed as `argument` (to upload it) inside `reading`."""
-    return _locked(argument, lambda folder: reading(folder, purpose, marker))
+    return _locked(argument, lambda folder: reading(folder, purpose, *markers))

@@ -4,7 +4,9 @@ A batch is one `generate` call (greedy or sampled) given each sample's own seed 
 outputs do not depend on which other samples share its batch or process (the hf adapter makes each
 conversation's n samples in one `num_return_sequences=n` call; the openai adapter sends them as one request). When the call raises
 GenerationError, the samples it did not answer (all of them, unless the adapter reports `partial` outputs)
-are retried one by one, so one bad sample is recorded as an error and does not fail its neighbours.
+are retried one by one, so one bad sample is recorded as an error and does not fail its neighbours; when the
+adapter tried each conversation on its own already (`outcomes`: the openai adapter, with its retries), its
+failures are final and none is sent again.
 """
 from __future__ import annotations
 
@@ -35,6 +37,8 @@ def outputs_of(model: ChatModel, conversations: list, settings: GenerationSettin
     except GenerationError as err:
         if len(conversations) == 1:
             return [err]
+        if err.outcomes is not None and len(err.outcomes) == len(conversations):
+            return err.outcomes
         answered = err.partial if err.partial is not None and len(err.partial) == len(conversations) \
             else [None] * len(conversations)
     return [out if out is not None else outputs_of(model, [conv], settings, [seed])[0]

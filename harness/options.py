@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -102,6 +104,21 @@ def read_yaml_options(path: Path) -> dict[str, Any]:
     return {str(key).replace("-", "_"): value for key, value in data.items()}
 
 
+def _folder_name(text: str) -> str:
+    """`text` as one folder name: path separators as `__` (lm-eval's model_name_sanitized), other odd characters `_`."""
+    return re.sub(r"[^A-Za-z0-9._+-]", "_", text.strip("/").replace("/", "__")).lstrip(".") or "_"
+
+
+def default_output_dir(model: str | None, model_args: dict[str, Any], tasks: list[str]) -> Path:
+    """`runs/<checkpoint>/<tasks>`: one run folder per model and task set, so two models never share one (a run
+    refuses a folder holding another model's samples). A long task list is named by its count and a hash."""
+    checkpoint = str(model_args.get("pretrained") or model_args.get("model") or model or "model")
+    names = "+".join(sorted(tasks)) or "no-tasks"
+    if len(names) > 80:
+        names = f"{len(tasks)}-tasks-{hashlib.sha256(names.encode()).hexdigest()[:10]}"
+    return Path("runs") / _folder_name(checkpoint) / _folder_name(names)
+
+
 @dataclass
 class RunOptions:
     """Everything one `hallubench run` is configured by (CLI flags and `--config` YAML keys)."""
@@ -109,7 +126,7 @@ class RunOptions:
     model: str | None = None
     model_args: dict[str, Any] = field(default_factory=dict)
     tasks: list[str] = field(default_factory=list)
-    output_dir: Path = Path("runs/latest")
+    output_dir: Path | None = None  # None: default_output_dir(), one folder per model and task set
     data_dir: str | None = None  # as given: a folder, `mini` or a Hub dataset repo id (harness.data.resolve_data_dir)
     limit: int | None = None
     seed: int = 1234
@@ -145,7 +162,8 @@ class RunOptions:
             raise ConfigError(f"--num-samples must be >= 0; got {self.num_samples}")
         check_gen_kwargs(self.gen_kwargs)
         self.helpers = check_helpers(self.helpers)
-        self.output_dir = Path(self.output_dir)
+        self.output_dir = Path(self.output_dir) if self.output_dir is not None else \
+            default_output_dir(self.model, self.model_args, self.tasks)
         self.data_dir = str(self.data_dir) if self.data_dir is not None else None
 
     def media_options(self) -> dict[str, Any]:

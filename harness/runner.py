@@ -4,6 +4,12 @@ Every process builds the same plan, skips samples the run folder already holds, 
 round-robin share of the remaining batches and appends each record to its own file. After a barrier the main
 process gathers what each process did, merges the files into `samples.jsonl`, checks that every
 planned sample is there, scores and writes `results.json`.
+
+Lifecycle: a folder holding another model's samples is refused before anything is written; the folder is
+marked unfinished (harness/run_state.py) before the first sample and the mark is cleared only after results.json
+and its chart are written. Ctrl-C or SIGTERM ends the run with `RunInterrupted` (one line: what is kept, the
+command that resumes) and any other exception propagates; both leave the mark, saying why the run stopped, so
+publish, rank and --from-outputs refuse the folder until the same command finishes it.
 """
 from __future__ import annotations
 
@@ -11,7 +17,9 @@ import dataclasses
 import json
 import os
 import re
+import signal
 import sys
+import threading
 import time
 from collections import Counter
 from datetime import datetime, timezone
@@ -20,21 +28,22 @@ from pathlib import Path
 from typing import Any
 
 from hallubench.benchmarks import Task, get_task
-from hallubench.harness import folder_lock, store
+from hallubench.harness import folder_lock, run_state, store
+from hallubench.harness.atomic import write_atomically
 from hallubench.harness.data import mini_tasks, require_data_dir, resolve_data_dir
 from hallubench.harness.dataset_source import dataset_source
 from hallubench.harness.environment import environment
 from hallubench.harness.generate import run_batch
 from hallubench.harness.media import check_model_accepts, check_modality
 from hallubench.harness.options import RunOptions
-from hallubench.errors import ConfigError
+from hallubench.errors import ConfigError, MixedRunFolderError, RunInterrupted
 from hallubench.harness.plot import PLOT, plot_results
 from hallubench.harness.plan import WorkItem, check_task_args, plan
 from hallubench.harness.program import StepJournal, check_steps_accept, role_models, run_program_batch
 from hallubench.harness.results_schema import ModelInfo, Results, RunInfo
 from hallubench.harness.scoring import without_media, score_task
 from hallubench.harness.sharding import shard
-from hallubench.models.redact import redact_values
+from hallubench.models.redact import redact, redact_values
 
 RESULTS = "results.json"
 # Adapters that run on this machine take the process's device and batch size; remote ones (openai) do not.
@@ -131,13 +140,23 @@ def superseded(contents: store.StoreContents, items: list[WorkItem]) -> list[str
                   if planned.get((record["task"], str(record["id"])), key) != key)
 
 
+def check_one_model(run_dir: Path, contents: store.StoreContents, model) -> None:
+    """MixedRunFolderError when `run_dir` holds samples of another model: a second model never appends to a folder."""
+    other = next((record for record in contents.records.values()
+                  if record.get("model_fingerprint") not in (None, model.fingerprint)), None)
+    if other is not None:
+        raise MixedRunFolderError(
+            f"{run_dir} holds samples of another model ({other.get('model')}, fingerprint {other['model_fingerprint']}; "
+            f"this run's is {model.name}, fingerprint {model.fingerprint}). A run folder is one model's run: choose "
+            "another --output-dir (or leave it out: the default is one folder per model and task set)")
+
+
 def write_results(results: Results, out_dir: Path) -> Path:
     """results.json written atomically, then its chart (results.png) beside it."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    tmp = out_dir / (RESULTS + ".tmp")
-    tmp.write_text(json.dumps(results.to_dict(), indent=2, ensure_ascii=False) + "\n")
-    os.replace(tmp, out_dir / RESULTS)
-    plot_results(results, out_dir / PLOT)
+    text = json.dumps(results.to_dict(), indent=2, ensure_ascii=False) + "\n"
+    write_atomically(out_dir / RESULTS, lambda tmp: tmp.write_text(text, encoding="utf-8"))
+    write_atomically(out_dir / PLOT, lambda tmp: plot_results(results, tmp))
     return out_dir / RESULTS
 
 
@@ -166,10 +185,38 @@ def run(options: RunOptions) -> Results | None:
     require_data_dir(options.data_dir)  # before any process waits on another
     accelerator = Accelerator()
     lock = _lock_run_folder(accelerator, options.output_dir)
+    previous = signal.signal(signal.SIGTERM, _terminate) if _main_thread() else None
     try:
         return _run_locked(options, accelerator, tasks, started, t0)
+    except KeyboardInterrupt as err:
+        why = f"was interrupted ({err.args[0] if err.args else 'SIGINT'})"
+        if accelerator.is_main_process:
+            run_state.mark_stopped(options.output_dir, why)
+        raise RunInterrupted(_kept(options.output_dir, why)) from None
+    except BaseException as err:
+        if accelerator.is_main_process:
+            run_state.mark_stopped(options.output_dir, f"failed ({type(err).__name__}: {redact(str(err))[:200]})")
+        raise
     finally:
         lock.release()
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _main_thread() -> bool:
+    return threading.current_thread() is threading.main_thread()
+
+
+def _terminate(signum, frame) -> None:
+    raise KeyboardInterrupt("SIGTERM")  # stops the run the way Ctrl-C does: the mark says so, what is done is kept
+
+
+def _kept(run_dir: Path, why: str) -> str:
+    """One line for a stopped run: what the folder keeps and the command that resumes it."""
+    state = run_state.unfinished(run_dir) or {}
+    kept = len(store.read_store(run_dir).finished()) if run_dir.is_dir() else 0
+    command = state.get("command") or "the same command"
+    return (f"the run {why}; {kept} finished samples are kept in {run_dir}. Resume with the same command: {command}")
 
 
 def _lock_run_folder(accelerator, run_dir: Path) -> folder_lock.FolderLock | folder_lock.RankLock:
@@ -214,12 +261,18 @@ def _run_locked(options: RunOptions, accelerator, tasks: list[Task], started: st
     if initial.torn and accelerator.is_main_process:
         print(f"hallubench: skipped a torn last line (interrupted write) in {', '.join(initial.torn)}; "
               "that sample runs again")
+    check_one_model(run_dir, initial, model)
     stale = superseded(initial, items)
     if stale and accelerator.is_main_process:
         print(f"hallubench: warning: {run_dir} already holds {len(stale)} of these samples made with other "
               "settings (model, generation, media options, seed or prompt); they stay beside the new ones, but "
               "`--from-outputs`, `hallubench rank` and `publish` need one setting per folder: use a new --output-dir")
     finished = initial.finished()
+    if accelerator.is_main_process:
+        state = run_state.unfinished(run_dir)
+        if state and state.get("stopped"):
+            print(f"hallubench: resuming {run_dir}: its last run {state['stopped']}", file=sys.stderr)
+        run_state.mark_unfinished(run_dir)  # until results.json is written: readers refuse the folder meanwhile
     journal = StepJournal(run_dir, accelerator.process_index)
     accelerator.wait_for_everyone()  # everyone has read the folder before any writer trims a torn tail
     # Whole batches are dealt out, so a batch holds the same samples whatever the process count.
@@ -265,6 +318,7 @@ def _run_locked(options: RunOptions, accelerator, tasks: list[Task], started: st
         for task in tasks:
             results.tasks[task.name].dataset = dataset_source(options.data_dir, data_dir, task)
         write_results(results, run_dir)
+        run_state.mark_finished(run_dir)
         summary = error_summary(records)
         if summary:
             print(f"hallubench: {summary}\nThey run again when you rerun the same command.", file=sys.stderr)

@@ -2,8 +2,9 @@
 
 Each process appends finished samples to its own `samples_rank<k>.jsonl` (flushed and fsynced per
 record). At the end the main process merges every record into `samples.jsonl`, sorted by (task, id),
-and removes the rank files. A torn last line (a write cut by kill -9) is skipped and reported; a bad
-line anywhere else is an error naming the file and line.
+and removes the rank files. A torn last line (a write cut by kill -9 or a full disk, at any byte: inside a
+multi-byte UTF-8 character too) is skipped and reported, and its sample runs again; a bad line anywhere else
+is an error naming the file and line. A full or read-only disk is a `FolderWriteError` naming the file.
 
 A record is one JSON line, a `SampleRecord` (harness/records.py, with its schema version); reading
 checks every line (`check_record`). Multi-step tasks also journal each finished step of each item the same
@@ -18,7 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hallubench.errors import ConfigError, CorruptRecordError
+from hallubench.errors import CorruptRecordError
+from hallubench.harness.atomic import write_atomically, write_error
 from hallubench.harness.records import check_record
 
 SAMPLES, STEPS = "samples", "steps"  # the two kinds of record files: one record per sample, per finished step
@@ -52,7 +54,7 @@ def read_jsonl(path: Path) -> tuple[list[dict[str, Any]], bool]:
             continue
         try:
             data = json.loads(line)
-        except json.JSONDecodeError as err:
+        except ValueError as err:  # not JSON, or not UTF-8 (a line cut inside a multi-byte character)
             if number == len(lines):  # no newline after it: the write never finished
                 torn = True
                 continue
@@ -104,7 +106,7 @@ class SampleWriter:
         with open(self.path, "r+b") as handle:
             try:  # cut just before its newline: the record is whole, and the reader already counted it done
                 json.loads(data[end:])
-            except json.JSONDecodeError:
+            except ValueError:  # cut anywhere else, inside a UTF-8 character too
                 handle.truncate(end)
             else:
                 handle.seek(0, os.SEEK_END)
@@ -116,8 +118,7 @@ class SampleWriter:
             self._file.flush()
             os.fsync(self._file.fileno())
         except OSError as err:  # full or read-only disk: what is already on disk stays, a rerun resumes from it
-            raise ConfigError(f"cannot append to {self.path}: {err.strerror or err}; free space (or make the folder "
-                              "writable) and rerun the same command: the samples already written are kept") from err
+            raise write_error(self.path, err) from err
 
     def close(self) -> None:
         self._file.close()
@@ -131,14 +132,13 @@ def merge(run_dir: Path, kind: str = SAMPLES) -> StoreContents:
     """Write all records of `kind` into `<kind>.jsonl` sorted by (task, id) atomically, then drop its rank files."""
     run_dir = Path(run_dir)
     contents = read_store(run_dir, kind)
-    merged = run_dir / f"{kind}.jsonl"
-    tmp = merged.with_name(merged.name + ".tmp")
-    with open(tmp, "wb") as handle:
-        for record in sorted(contents.records.values(), key=sort_key):
-            handle.write(json.dumps(record, ensure_ascii=False).encode() + b"\n")
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(tmp, merged)
+
+    def write(tmp: Path) -> None:
+        with open(tmp, "wb") as handle:
+            for record in sorted(contents.records.values(), key=sort_key):
+                handle.write(json.dumps(record, ensure_ascii=False).encode() + b"\n")
+
+    write_atomically(run_dir / f"{kind}.jsonl", write)  # the rank files stay until the merged file is whole
     for path in run_dir.glob(f"{kind}_rank*.jsonl"):
         path.unlink()
     return contents

@@ -1,16 +1,21 @@
 """OpenAI-compatible chat completions over httpx (a vLLM server or a hosted API).
 
 Requests run concurrently on a thread pool; each retries 429 / 5xx / timeouts / connection errors
-with exponential backoff (honouring a numeric Retry-After), never other 4xx. A conversation that
-still fails raises `GenerationError` naming it. 401 and 403 raise `ModelUnusable`: no request can
-succeed, so the run stops instead of recording the same error for every sample.
+with exponential backoff (honouring Retry-After, in seconds or as an HTTP date, up to `max_backoff`), never
+other 4xx. A conversation that still fails raises `GenerationError` naming it; so does a 200 whose body is not
+a JSON object (`[]`, HTML), named as such. 401 and 403 raise `ModelUnusable`: no request can succeed, so the
+run stops instead of recording the same error for every sample.
 
 Bounds: `timeout` is the deadline of one attempt as a whole (connect, headers and the whole body).
 httpx's (and so the openai client's) timeouts bound each read, so a server trickling a byte now and then
 held a request forever; each attempt therefore runs under `asyncio.wait_for`, which cancels it at the
-deadline whatever phase it is in (at the price of one connection per attempt). `retry_budget` caps the
-seconds all requests of this model together spend waiting to retry; once spent, failures are final.
-The retry loop stays hand-written: Retry-After and the shared budget would be as long in tenacity.
+deadline whatever phase it is in (at the price of one connection per attempt). `retry_budget` bounds the
+seconds all requests of this model together spend on failures: every failed attempt's duration (a timeout
+counts in full) and every wait before a retry. Once it is spent no attempt starts and `RetryBudgetSpent`
+(a ModelUnusable) stops the run, finished samples kept; attempts already under way end within `timeout`, so a
+dead server costs a run at most `retry_budget + timeout` seconds. The retry loop stays hand-written: tenacity
+retries one call at a time, and the budget shared by every request of a run (timeouts included) and the
+HTTP-date Retry-After would be as long around it.
 
 The API key is read from an environment variable, sent only in the Authorization header, and masked
 (with any user:password in URLs) in every error message before it is cut to length.
@@ -20,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import dataclasses
+import email.utils
 import hashlib
 import io
 import json
@@ -28,6 +34,7 @@ import os
 import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
+from datetime import timezone
 from typing import Any, Callable
 
 import httpx
@@ -53,6 +60,27 @@ TOP_LOGPROBS = 20  # the most the OpenAI API returns; vLLM allows more (its --ma
 RETRY_STATUS = frozenset({408, 409, 429}) | frozenset(range(500, 600))
 AUTH_STATUS = frozenset({401, 403})
 ERROR_TEXT_CHARS = 500  # of a server's error body kept in the message (after masking)
+
+
+class RetryBudgetSpent(ModelUnusable):
+    """Requests of this model failed for `retry_budget` seconds in all: the server looks down, the run stops."""
+
+
+def retry_after_seconds(value: str | None, now: float) -> float | None:
+    """A Retry-After header's wait in seconds (RFC 9110: delay-seconds or an HTTP date), None if unreadable."""
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:  # RFC 9110 dates are GMT
+        when = when.replace(tzinfo=timezone.utc)
+    return max(0.0, when.timestamp() - now)
 
 
 def _b64(data: bytes) -> str:
@@ -144,7 +172,8 @@ class OpenAIChatModel:
         self._sleep = sleep
         self._transport = transport
         self._ssl = httpx.create_ssl_context()  # built once: loading the CA bundle per attempt costs ~10 ms of CPU
-        self._budget_left = retry_budget
+        self.retry_budget = retry_budget
+        self._failing_s, self._spent = 0.0, False  # seconds spent on failures and waits; whether the budget ran out
         self._budget_lock = threading.Lock()
         # The key lives only in these headers (httpx masks them in repr), never on this object.
         self._headers = httpx.Headers({"Authorization": f"Bearer {api_key}"} if api_key else {})
@@ -246,24 +275,31 @@ class OpenAIChatModel:
     def _post(self, index: int, body: dict[str, Any]) -> dict[str, Any]:
         last, retry_after = "", None
         for attempt in range(self.max_retries + 1):
-            if attempt:
-                delay = self._delay(attempt, retry_after)
-                if not self._spend(delay):
-                    raise GenerationError(self._mask(f"{self.name}: conversation {index}: the run's retry budget "
-                                                     f"is spent, not retried; last error: {last}"), index=index)
+            delay = self._delay(attempt, retry_after) if attempt else 0.0
+            self._spend(delay, index, last)  # RetryBudgetSpent: no attempt starts once failures used the budget
+            if delay:
                 self._sleep(delay)
-            retry_after = None
+            retry_after, started = None, time.monotonic()
             try:
                 response = self._send(body)
             except (httpx.TimeoutException, httpx.TransportError) as err:
                 last = self._mask(f"{type(err).__name__}: {err}")
+                self._charge(time.monotonic() - started)
                 continue
             if response.status_code == 200:
                 try:
-                    return response.json()
+                    data = response.json()
                 except ValueError:
                     last = self._mask(f"HTTP 200 with a body that is not JSON: {response.text!r}")[:200]
+                    self._charge(time.monotonic() - started)
                     continue
+                if not isinstance(data, dict):
+                    raise GenerationError(self._mask(
+                        f"{self.name}: conversation {index}: HTTP 200 with a malformed body (a JSON "
+                        f"{type(data).__name__}, not an object with `choices`): {response.text!r}")[:ERROR_TEXT_CHARS],
+                        index=index)
+                return data
+            self._charge(time.monotonic() - started)
             last = self._mask(f"HTTP {response.status_code}: {response.text}")[:ERROR_TEXT_CHARS]
             if response.status_code in AUTH_STATUS:
                 raise ModelUnusable(f"{self.name}: the server refused the credentials ({last}); check the key in "
@@ -275,22 +311,30 @@ class OpenAIChatModel:
         raise GenerationError(f"{self.name}: conversation {index} failed after {self.max_retries + 1} attempts; "
                               f"last error: {last}", index=index)
 
-    def _spend(self, seconds: float) -> bool:
-        """Take `seconds` of waiting from the run's retry budget; False when not that much is left."""
+    def _charge(self, seconds: float) -> None:
+        """Count a failed attempt's `seconds` against the run's budget."""
         with self._budget_lock:
-            if seconds > self._budget_left:
-                self._budget_left = 0.0
-                return False
-            self._budget_left -= seconds
-            return True
+            self._failing_s += seconds
+
+    def _spend(self, seconds: float, index: int, last: str) -> None:
+        """Take `seconds` of waiting (0 for a first attempt) from the budget; RetryBudgetSpent when failures have
+        used it up or not that much is left, and for every attempt after that."""
+        with self._budget_lock:
+            self._spent = self._spent or self._failing_s + seconds > self.retry_budget
+            if not self._spent:
+                self._failing_s += seconds
+                return
+        raise RetryBudgetSpent(self._mask(
+            f"{self.name}: requests failed for retry_budget={self.retry_budget:g} s in all (failed attempts, timeouts "
+            f"included, and the waits between them), so the server looks down: the run stops, finished samples are "
+            f"kept. Last error (conversation {index}): {last or 'none yet'}. Check the server, then run the same "
+            "command again (it resumes), or raise retry_budget in --model-args")[:2 * ERROR_TEXT_CHARS])
 
     def _delay(self, attempt: int, retry_after: str | None) -> float:
         delay = self.backoff * 2 ** (attempt - 1)
-        if retry_after is not None:
-            try:
-                delay = max(delay, float(retry_after))
-            except ValueError:
-                pass  # an HTTP-date Retry-After: keep our own backoff
+        asked = retry_after_seconds(retry_after, time.time())
+        if asked is not None:
+            delay = max(delay, asked)
         return min(delay, self.max_backoff)
 
     def _mask(self, text: str) -> str:

@@ -107,12 +107,15 @@ class GenerationError(RuntimeError):
 
     `index` is its position in the `generate` call; `partial`, when an adapter sets it, holds the outputs
     of that call per conversation (None where it failed) so callers can keep the ones that succeeded.
+    `outcomes`, set by `collect` when every conversation was tried on its own (with its own retries), holds each
+    one's outputs or final GenerationError: callers must not try the failed ones again.
     """
 
     def __init__(self, message: str, index: int | None = None, partial: list[list[str] | None] | None = None):
         super().__init__(message)
         self.index = index
         self.partial = partial
+        self.outcomes: list[list[str] | GenerationError] | None = None
 
 
 @runtime_checkable
@@ -146,6 +149,7 @@ def collect(outcomes: list[list[str] | GenerationError]) -> list[list[str]]:
     errors = [outcome for outcome in outcomes if isinstance(outcome, GenerationError)]
     if errors:
         errors[0].partial = [None if isinstance(outcome, GenerationError) else outcome for outcome in outcomes]
+        errors[0].outcomes = list(outcomes)
         raise errors[0]
     return outcomes  # type: ignore[return-value]
 

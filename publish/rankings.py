@@ -69,11 +69,11 @@ def push_ranking(folder: Path, repo_id: str, *, token: str | None = None, privat
             f"{folder} ranks runs made on the embedded synthetic mini benchmarks ({mini_runs(mini)}), so it measures nothing "
             "about the models. Rank runs on the real benchmarks (`hallubench build`, then --data-dir), or pass "
             "--allow-mini-data to push it anyway, marked as mini data (ranking again reuses the cached judgments)")
+    hub = DatasetRepo(repo_id, token=token, private=private, endpoint=endpoint)
     files = {name: (folder / name).read_bytes() for name in FILES}
     files.update({f"data/{name}.parquet": _parquet(folder / source) for name, source in CONFIGS.items()})
     card = card_header(bool(mini)) + files["leaderboard.md"].decode("utf-8") + "\n![leaderboard](leaderboard.png)\n"
     files["README.md"] = card.encode("utf-8")
-    hub = DatasetRepo(repo_id, token=token, private=private, endpoint=endpoint)
     with hub.errors(f"publishing ranking {folder} to dataset repo {repo_id}"):
         url = hub.create()
         commit = hub.commit(files, "hallubench CrossCheck ranking")

@@ -21,10 +21,12 @@ A run made on the embedded synthetic mini benchmarks (results.json `run.mini_dat
 its title and first lines, and no `.eval_results` go to the model repo (such scores must not appear next to a
 model's benchmark results).
 
-The run folder is read holding its lock (harness/folder_lock.py), and so is the folder its samples come from
-when they are not in it: a run writing either refuses the publish, naming the run, a run starting meanwhile
-is refused, naming the publish, and two publishes of one folder take turns. Nothing is written to the run
-folder but the lock's record (emptied again at the end).
+The run folder is read through harness/run_state.py's `read_run_folder`, and so is the folder its samples come
+from when they are not in it: each is read and uploaded holding its lock (a run writing either refuses the
+publish, naming the run; a run starting meanwhile is refused, naming the publish; two publishes of one folder
+take turns), and one whose last run was interrupted or failed, or whose records mix models or settings (or
+disagree with its results.json, e.g. another --limit), is refused, naming the command that fixes it. Nothing is
+written to the run folder but the lock's record (emptied again at the end).
 
 The token (argument, `HF_TOKEN` or the huggingface_hub login) only goes into HfApi, which sends it as the
 Authorization header; it is never printed, logged or put in an error message.
@@ -36,7 +38,7 @@ import json
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -44,7 +46,7 @@ from hallubench.errors import PublishError
 from hallubench.publish.checks import (BenchmarkRepoError, check_benchmark, check_complete, check_model_repo,
                                        check_repo_id, check_results_folder, dataset_revision)
 from hallubench.publish.hub import DatasetRepo
-from hallubench.harness import folder_lock, store
+from hallubench.harness import run_state, store
 from hallubench.publish.dataset_card import dataset_card, model_folder, model_label, samples_path
 from hallubench.publish.eval_results import eval_result_files, hub_model_id, task_ids
 from hallubench.harness.plot import PLOT
@@ -86,8 +88,8 @@ def read_run(run_dir: Path) -> tuple[Results, bytes, dict[str, dict[str, Any]]]:
     records = store.read_store(run_dir).records
     source = results.run.from_outputs
     if not records and source and Path(source).is_dir() and Path(source).resolve() != run_dir.resolve():
-        with folder_lock.reading(Path(source), "publish", store.MERGED):
-            records = store.read_store(Path(source)).records
+        with run_state.read_run_folder(Path(source), "publish") as folder:
+            records = folder.records
     return results, raw, records
 
 
@@ -186,7 +188,7 @@ def _existing_results(hub: DatasetRepo, held: list[str], folder: str) -> dict[st
         return {}  # unreadable: not ours to replace silently, so check_results_folder refuses it
 
 
-@folder_lock.reads_folder("publish", "run_dir", RESULTS)
+@run_state.reads_run_folder("publish", "run_dir")
 def publish_run(run_dir: Path, repo_id: str, *, token: str | None = None, private: bool | None = None,
                 model_results: bool = True, model_id: str | None = None, create_pr: bool = True,
                 benchmark_ids: dict[str, str] | None = None, endpoint: str | None = None,

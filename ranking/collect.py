@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from hallubench.harness import store
+from hallubench.harness import run_state, store
 from hallubench.harness.runner import RESULTS
 from hallubench.errors import ConfigError, RunFolderNotFoundError
 
@@ -26,21 +26,18 @@ class TaskResponses:
 
 
 def read_run(name: str, run_dir: Path) -> dict[str, dict[str, dict]]:
-    """task -> id -> the successful record of that item in `run_dir`; ConfigError if an item has two."""
+    """task -> id -> the successful record of that item in `run_dir`, read through run_state.read_run_folder (a
+    folder being written, unfinished or mixing settings is refused)."""
     run_dir = Path(run_dir)
     if not (run_dir / store.MERGED).is_file() and not list(run_dir.glob(store.RANK_GLOB)):
         raise RunFolderNotFoundError(f"{run_dir} (model {name!r}) holds no samples.jsonl; make it with `hallubench run "
                           f"--output-dir {run_dir} ...` or `hallubench crosscheck`")
     by_task: dict[str, dict[str, dict]] = defaultdict(dict)
-    for record in store.read_store(run_dir).records.values():
-        if record.get("error") is not None or not record.get("outputs"):
-            continue
-        task, item = record["task"], str(record["id"])
-        if item in by_task[task]:
-            raise ConfigError(f"{run_dir}: task {task!r} item {item!r} has records from runs with different "
-                              "settings (model, samples, frames or seed); rank one setting per folder "
-                              "(use a new --output-dir for the other)")
-        by_task[task][item] = record
+    with run_state.read_run_folder(run_dir, "rank (reading)") as folder:
+        records = folder.records
+    for record in records.values():
+        if record.get("error") is None and record.get("outputs"):
+            by_task[record["task"]][str(record["id"])] = record
     return by_task
 
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import csv
 import json
-import os
 from pathlib import Path
 from typing import Any
 
+from hallubench.harness.atomic import write_atomically
 from hallubench.ranking.board import Ranking
 
 FILES = ("leaderboard.md", "leaderboard.csv", "leaderboard.png", "documents.csv", "sentences.jsonl", "crosscheck.json")
@@ -17,9 +17,7 @@ COLUMNS = ("board", "rank", "model", "crosscheck", "ci_low", "ci_high", "p_vs_ne
 
 
 def _atomic_write(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    write_atomically(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))  # FolderWriteError on a full disk
 
 
 def _csv(rows: list[dict[str, Any]], columns: tuple[str, ...]) -> str:
@@ -72,5 +70,5 @@ def write_ranking(ranking: Ranking, folder: Path) -> Path:
     _atomic_write(folder / "documents.csv", _csv(document_rows(ranking), ("board", "model", "id", "crosscheck", "refcheck")))
     _atomic_write(folder / "sentences.jsonl", "".join(line + "\n" for line in sentence_lines(ranking)))
     _atomic_write(folder / "crosscheck.json", json.dumps(ranking.to_dict(), indent=2, ensure_ascii=False) + "\n")
-    plot_ranking(ranking, folder / "leaderboard.png")
+    write_atomically(folder / "leaderboard.png", lambda tmp: plot_ranking(ranking, tmp))
     return folder

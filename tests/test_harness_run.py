@@ -180,4 +180,5 @@ def test_rerun_with_other_settings_warns_that_the_folder_now_mixes_them(tiny_omn
     records, _ = store.read_jsonl(out / "samples.jsonl")
     assert _results(out).run.generated == 2 and len(records) == 8  # the 2 new records join the 6 old ones
     assert main(["run", "--from-outputs", str(out)]) == 2  # and re-scoring refuses the mixed folder
-    assert "keep one run per folder" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "has records made with two settings (seed: " in err and "A run folder holds one setting" in err

@@ -144,7 +144,7 @@ def test_rank_errors(tmp_path, capsys):
     assert "task 'cmm' has no sampled passages" in capsys.readouterr().err
     (a / "results.json").write_text("{")  # whether the run used the mini benchmarks can no longer be read
     assert main(["rank", str(a), str(b), "--output-dir", str(tmp_path / "o")]) == 2
-    assert f"{a / 'results.json'} (model 'a') cannot be read" in capsys.readouterr().err
+    assert f"{a / 'results.json'} cannot be read" in capsys.readouterr().err
 
 
 def test_rank_with_llm_judge_on_tiny_model_counts_unparseable_outputs(tmp_path, capsys):

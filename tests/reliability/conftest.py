@@ -3,13 +3,17 @@
 `server.mode` picks the behaviour of every following request: "ok" answers (after `server.delay` s, or
 at once when a test sets `server.release`, which also frees the answers being held),
 "trickle" sends the body one byte every 0.2 s forever, "hang" sends nothing, "401"/"403"/"500" answer
-that status with a body that echoes the Authorization header (as careless servers do).
+that status with a body that echoes the Authorization header (as careless servers do), "429-date" answers 429
+with a Retry-After HTTP date `server.retry_after_s` seconds ahead, "list" answers 200 with the body `[]`.
+Every request's arrival time is kept (`server.times`, time.monotonic).
 """
+import email.utils
 import json
 import os
 import subprocess
 import sys
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -37,8 +41,16 @@ class Handler(BaseHTTPRequestHandler):
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         with server.lock:
             server.requests.append({"auth": self.headers.get("Authorization"), "body": body})
+            server.times.append(time.monotonic())
         mode = server.mode
-        if mode in ("401", "403", "500"):
+        if mode == "429-date":
+            self.send_response(429)
+            self.send_header("Retry-After", email.utils.formatdate(time.time() + server.retry_after_s, usegmt=True))
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+        elif mode == "list":
+            self._send(200, b"[]")
+        elif mode in ("401", "403", "500"):
             # The credential straddles the 500th character, where error messages are cut.
             text = "x" * 470 + f" credential {self.headers.get('Authorization')} " + "x" * 100
             self._send(int(mode), text.encode())
@@ -72,7 +84,7 @@ class Handler(BaseHTTPRequestHandler):
 def server():
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     httpd.daemon_threads = True
-    httpd.mode, httpd.delay, httpd.requests = "ok", 0.0, []
+    httpd.mode, httpd.delay, httpd.requests, httpd.times, httpd.retry_after_s = "ok", 0.0, [], [], 5
     httpd.lock, httpd.stop, httpd.release = threading.Lock(), threading.Event(), threading.Event()
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
@@ -108,3 +120,25 @@ def hallubench(*argv, **kwargs):
     """`python -m hallubench ARGV` as a child process (Popen), its output in pipes."""
     return subprocess.Popen([sys.executable, "-m", "hallubench", *map(str, argv)], env=env(), cwd=ROOT,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kwargs)
+
+
+def wait_for_holder(folder, pid, timeout=120):
+    """Until process `pid` holds the lock of `folder` (its record names it)."""
+    path = folder / ".hallubench.lock"
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            if json.loads(path.read_text() or "{}").get("pid") == pid:
+                return
+        except (OSError, ValueError):
+            pass
+        time.sleep(0.2)
+    raise AssertionError(f"pid {pid} never took {path}")
+
+
+def publish_gets_past_the_lock(folder):
+    """`hallubench publish` with no Hub token: past the folder's checks it stops at the token, before any request
+    (the runs here are on the mini benchmarks, some with --limit)."""
+    publish = hallubench("publish", folder, "--repo", "me/x", "--allow-mini-data", "--allow-partial")
+    _, err = publish.communicate(timeout=120)
+    assert publish.returncode == 2 and "no Hugging Face token" in err, err

@@ -13,22 +13,9 @@ import pytest
 
 from hallubench.harness import folder_lock, store
 
-from conftest import ROOT, env, hallubench, openai_run_argv
+from conftest import ROOT, env, hallubench, openai_run_argv, publish_gets_past_the_lock, wait_for_holder
 
 pytestmark = pytest.mark.slow  # every test here starts real writer processes
-
-
-def _wait_for_holder(folder, pid, timeout=120):
-    path = folder / folder_lock.LOCK_NAME
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            if json.loads(path.read_text() or "{}").get("pid") == pid:
-                return
-        except (OSError, ValueError):
-            pass
-        time.sleep(0.2)
-    raise AssertionError(f"pid {pid} never took {path}")
 
 
 def _holder(script, folder):
@@ -44,7 +31,7 @@ def test_second_run_on_the_same_folder_stops_at_once_and_the_first_finishes(serv
     server.delay = 20.0
     out = tmp_path / "run"
     first = hallubench(*openai_run_argv(server, data_dir, out))
-    _wait_for_holder(out, first.pid)
+    wait_for_holder(out, first.pid)
     t0 = time.monotonic()
     second = hallubench(*openai_run_argv(server, data_dir, out, "--limit", "1"))
     _, err = second.communicate(timeout=120)
@@ -65,7 +52,7 @@ def test_lock_of_a_killed_run_is_taken_over_and_nothing_is_lost(server, data_dir
     server.delay = 30.0
     out = tmp_path / "run"
     killed = hallubench(*openai_run_argv(server, data_dir, out), start_new_session=True)
-    _wait_for_holder(out, killed.pid)
+    wait_for_holder(out, killed.pid)
     os.killpg(killed.pid, signal.SIGKILL)
     killed.wait()
     server.release.set()
@@ -79,22 +66,14 @@ def test_lock_of_a_killed_run_is_taken_over_and_nothing_is_lost(server, data_dir
     assert "taking over the lock of a writer that died" in err and f"pid {killed.pid}" in err  # the refused publish kept it
     records, _ = store.read_jsonl(out / store.MERGED)
     assert len(records) == 2 and all(r["error"] is None for r in records)
-    _assert_publish_gets_past_the_lock(out)
-
-
-def _assert_publish_gets_past_the_lock(folder):
-    """`hallubench publish` with no Hub token: past the folder's lock it stops at the token, before any request
-    (the runs here are on the mini benchmarks)."""
-    publish = hallubench("publish", folder, "--repo", "me/x", "--allow-mini-data")
-    _, err = publish.communicate(timeout=120)
-    assert publish.returncode == 2 and "no Hugging Face token" in err, err
+    publish_gets_past_the_lock(out)
 
 
 def test_publish_is_refused_while_a_run_writes_the_folder_or_the_samples_it_reads(server, data_dir, tmp_path):
     server.delay = 20.0
     out = tmp_path / "run"
     run = hallubench(*openai_run_argv(server, data_dir, out))
-    _wait_for_holder(out, run.pid)
+    wait_for_holder(out, run.pid)
     publish = hallubench("publish", out, "--repo", "me/x")
     _, err = publish.communicate(timeout=120)
     assert publish.returncode == 2
@@ -104,7 +83,7 @@ def test_publish_is_refused_while_a_run_writes_the_folder_or_the_samples_it_read
     server.release.set()
     _, err = run.communicate(timeout=300)
     assert run.returncode == 0, err
-    _assert_publish_gets_past_the_lock(out)
+    publish_gets_past_the_lock(out)
     # A re-scored copy holds only results.json; publish reads its samples from the run folder, so holds that too.
     rescored = tmp_path / "rescored"
     assert hallubench("run", "--from-outputs", out, "--output-dir", rescored).wait(timeout=120) == 0
@@ -238,7 +217,7 @@ def test_a_full_disk_while_appending_is_a_named_error_and_keeps_what_was_written
     previous = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
     resource.setrlimit(resource.RLIMIT_FSIZE, (size + 10, hard))  # room for a few bytes, as on a full disk
     try:
-        with pytest.raises(ConfigError, match="cannot append to .*samples_rank0.jsonl.*samples already written"):
+        with pytest.raises(ConfigError, match="cannot write .*samples_rank0.jsonl.*finished samples are kept"):
             writer.append({"key": "k1", "task": "t", "id": "1", "error": None, "outputs": ["x" * 100]})
     finally:
         resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))

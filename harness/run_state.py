@@ -1,0 +1,207 @@
+"""Whether a run folder is finished, and the one check every reader of a run folder makes.
+
+A run marks its folder unfinished (`.hallubench-unfinished.json`: the command, when it started and, once it
+stops early, why) before it writes its first sample, and removes the mark only after results.json and its chart
+are written. kill -9, Ctrl-C, SIGTERM, a full disk or any exception leave the mark; the same command run again
+resumes and removes it.
+
+`read_run_folder(folder, purpose)` is what `publish`, `rank`, `run --from-outputs` and the viewer read a run
+folder through. It holds the folder's lock while they read (a writer at work, or one killed half-way, is refused,
+naming it), refuses an unfinished folder naming the command that finishes it, and refuses a folder whose records
+mix settings (two models, two settings of one sample, a results.json scored on other samples than the folder
+holds), naming the two settings and what to do.
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+import json
+import os
+import shlex
+import sys
+from collections import Counter
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+from hallubench.errors import MixedRunFolderError, UnfinishedRunError
+from hallubench.harness import folder_lock, store
+from hallubench.harness.atomic import write_bytes_atomically
+from hallubench.models.redact import redact
+
+UNFINISHED = ".hallubench-unfinished.json"
+RESULTS = "results.json"
+# The commands whose argv, given again, resume a run folder.
+RESUMING_COMMANDS = ("run", "crosscheck", "demo")
+# Record fields that show how two records of one sample differ (the rest of a setting is hashed in the key).
+SETTINGS = ("model", "model_fingerprint", "generation", "sample_generation", "seed", "prompt", "media")
+
+
+def resume_command(folder: Path) -> str:
+    """The command line that wrote this process's run folder, credentials masked, as a user would type it again."""
+    if sys.argv[1:2] and sys.argv[1] in RESUMING_COMMANDS:
+        return redact(shlex.join(["hallubench", *sys.argv[1:]]))
+    return f"the `hallubench run --output-dir {folder} ...` that wrote it, with the same options"
+
+
+def mark_unfinished(folder: Path) -> None:
+    """Say that a run works on `folder` (before it writes anything there)."""
+    state = {"command": resume_command(folder), "started": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+             "pid": os.getpid(), "stopped": None}
+    write_bytes_atomically(Path(folder) / UNFINISHED, json.dumps(state).encode())
+
+
+def mark_stopped(folder: Path, why: str) -> None:
+    """Add why this process's run stopped early to its mark, if it can be written (the mark stays either way). A
+    run refused before it marked the folder leaves an earlier run's mark as it was."""
+    state = unfinished(folder)
+    if not state or state.get("pid") != os.getpid():
+        return
+    try:
+        write_bytes_atomically(Path(folder) / UNFINISHED, json.dumps({**state, "stopped": why}).encode())
+    except OSError:  # FolderWriteError on a full disk: the mark without the reason still refuses readers
+        pass
+
+
+def mark_finished(folder: Path) -> None:
+    (Path(folder) / UNFINISHED).unlink(missing_ok=True)
+
+
+def unfinished(folder: Path) -> dict[str, Any] | None:
+    """The mark of an unfinished run in `folder` ({} when it cannot be read), or None."""
+    path = Path(folder) / UNFINISHED
+    if not path.is_file():
+        return None
+    try:
+        state = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return state if isinstance(state, dict) else {}
+
+
+@dataclass
+class RunFolder:
+    """A finished run folder as its readers see it: its sample records by key and its results.json (None if
+    it has none: a folder of samples only)."""
+
+    folder: Path
+    records: dict[str, dict[str, Any]] = field(default_factory=dict)
+    results: dict[str, Any] | None = None
+
+
+def check_finished(folder: Path) -> None:
+    """UnfinishedRunError when a run is not done with `folder`: its mark, rank files or a torn line."""
+    state = unfinished(folder)
+    if state is not None:
+        command = state.get("command") or f"the `hallubench run --output-dir {folder} ...` that wrote it"
+        why = state.get("stopped") or "stopped before it finished (killed, or still starting)"
+        raise UnfinishedRunError(
+            f"{folder} is unfinished: its last run (started {state.get('started', '?')}) {why}. Finish it by running "
+            f"the same command again: {command} (it resumes: finished samples are kept), then try again")
+    leftovers = sorted(path.name for path in Path(folder).glob(store.RANK_GLOB))
+    if leftovers:
+        raise UnfinishedRunError(
+            f"{folder} is unfinished: it still holds {', '.join(leftovers)} (a run stopped before merging them). "
+            f"Finish it by running the `hallubench run --output-dir {folder} ...` that wrote it again (it resumes), "
+            "then try again")
+
+
+def _short(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def difference(a: dict[str, Any], b: dict[str, Any]) -> str:
+    """How the settings of two records differ, as `field: A vs B`."""
+    fields = [name for name in SETTINGS if a.get(name) != b.get(name)]
+    if not fields:
+        return f"keys {a['key']} vs {b['key']}: media options or seed, which only the keys record"
+    return "; ".join(f"{name}: {_short(a.get(name))} vs {_short(b.get(name))}" for name in fields[:2])
+
+
+def check_one_setting(folder: Path, records: dict[str, dict[str, Any]], results: dict[str, Any] | None) -> None:
+    """MixedRunFolderError when the records come from two models or two settings of one sample, or when
+    results.json scored other samples than the folder holds."""
+    by_model: dict[str, dict[str, Any]] = {}
+    for record in records.values():
+        if record.get("model_fingerprint"):
+            by_model.setdefault(record["model_fingerprint"], record)
+    if len(by_model) > 1:
+        a, b = list(by_model.values())[:2]
+        raise MixedRunFolderError(
+            f"{folder} holds samples of two models: {a.get('model')} (fingerprint {a['model_fingerprint']}) and "
+            f"{b.get('model')} (fingerprint {b['model_fingerprint']}). A run folder is one model's run: run each "
+            "model into its own --output-dir (the default is one folder per model and task set) and use that one")
+    seen: dict[tuple[str, str], dict[str, Any]] = {}
+    for record in records.values():
+        where = (record["task"], str(record["id"]))
+        if where in seen:
+            raise MixedRunFolderError(
+                f"{folder}: task {where[0]!r} item {where[1]!r} has records made with two settings "
+                f"({difference(seen[where], record)}). A run folder holds one setting: run the setting you want "
+                "into a new --output-dir and use that one")
+        seen[where] = record
+    if results is None or (not records and (results.get("run") or {}).get("from_outputs")):
+        return  # a folder of samples only, or a re-scored one whose samples are in its source folder
+    fingerprint = (results.get("model") or {}).get("fingerprint")
+    if fingerprint and by_model and fingerprint not in by_model:
+        other = next(iter(by_model.values()))
+        raise MixedRunFolderError(
+            f"{folder}: results.json scores model fingerprint {fingerprint}, but the samples are of {other.get('model')} "
+            f"(fingerprint {other['model_fingerprint']}); score them again with `hallubench run --from-outputs {folder}`")
+    held = Counter(record["task"] for record in records.values())
+    scored = {name: (task or {}).get("n_selected", 0) for name, task in (results.get("tasks") or {}).items()}
+    limit = ((results.get("run") or {}).get("options") or {}).get("limit")
+    for task in sorted(set(held) | set(scored)):
+        if held.get(task, 0) != scored.get(task, 0):
+            raise MixedRunFolderError(
+                f"{folder}: results.json scores task {task!r} on {scored.get(task, 0)} samples (--limit {limit}), but "
+                f"the folder holds {held.get(task, 0)} records of it (runs with another --limit or other tasks wrote "
+                f"here). Score what it holds with `hallubench run --from-outputs {folder}`, or run the setting you "
+                "want into a new --output-dir")
+
+
+def _read_results(folder: Path) -> dict[str, Any] | None:
+    path = folder / RESULTS
+    if not path.is_file():
+        return None
+    try:
+        results = json.loads(path.read_bytes())
+    except ValueError as err:
+        raise UnfinishedRunError(f"{path} cannot be read ({err}); write it anew by running the command that made "
+                                 f"the folder again (it resumes), or `hallubench run --from-outputs {folder}`") from None
+    if not isinstance(results, dict):
+        raise UnfinishedRunError(f"{path} is not a results object; run `hallubench run --from-outputs {folder}`")
+    return results
+
+
+@contextmanager
+def read_run_folder(folder: Path, purpose: str, *, results_must_match: bool = True) -> Iterator[RunFolder]:
+    """The finished run folder `folder`, read for `purpose` (one of folder_lock.READERS) while holding its lock.
+
+    FolderBusy when a writer holds it or was killed half-way; UnfinishedRunError when its last run stopped early
+    (naming the command that finishes it); MixedRunFolderError when its records mix models or settings, or (with
+    `results_must_match`) its results.json scored other samples than it holds. The caller refuses a folder that
+    lacks what it needs (records, results.json) with its own message."""
+    folder = Path(folder)
+    with folder_lock.reading(folder, purpose, store.MERGED, RESULTS, UNFINISHED):
+        check_finished(folder)
+        contents = store.read_store(folder)
+        results = _read_results(folder)
+        check_one_setting(folder, contents.records, results if results_must_match else None)
+        yield RunFolder(folder, contents.records, results)
+
+
+def reads_run_folder(purpose: str, argument: str) -> Callable:
+    """Decorator: the function runs inside `read_run_folder` of the folder passed as its argument `argument`."""
+    def decorate(function: Callable) -> Callable:
+        signature = inspect.signature(function)
+
+        @functools.wraps(function)
+        def checked(*args: Any, **kwargs: Any) -> Any:
+            with read_run_folder(Path(signature.bind(*args, **kwargs).arguments[argument]), purpose):
+                return function(*args, **kwargs)
+        return checked
+    return decorate
