@@ -99,7 +99,7 @@ def test_cchall_reports_stderr_for_accuracy_and_macro_f1_and_their_direction():
     result = _score(get_task("cchall_cot"), records, n_total=60)
     assert result.metrics["accuracy_stderr"] > 0 and result.metrics["macro_f1_stderr"] > 0
     assert result.groups["GQA"].metrics["macro_f1_stderr"] > 0
-    assert result.higher_is_better == {"accuracy": True, "macro_f1": True} and result.version == 2
+    assert result.higher_is_better == {"accuracy": True, "macro_f1": True} and result.version == 3
 
 
 def test_counts_of_zero_or_one_are_not_fractions():
