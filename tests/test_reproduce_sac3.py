@@ -64,6 +64,8 @@ def test_labeled_sets_auroc_agrees_with_sklearn(shared_data, sac3, name):
         expected = roc_auc_score(data["labels"], results["scores"][score])
         assert results["auroc"][score] == pytest.approx(expected)
         assert results["auroc"][score] > 0.5  # inconsistency must point at the hallucinated answers
+        assert results["confidence_auroc"][score] == pytest.approx(roc_auc_score(data["labels"],
+                                                                                 results["confidence"][score]))
 
 
 @pytest.mark.parametrize("name, sc2, sac3_q", [("prime", 51.0, 96.4), ("senator", 30.6, 97.4)])

@@ -67,6 +67,7 @@ Returns:
         Tables 3-5 "Confidence" columns).
     confidence_accuracy (`dict` of `str` to `float`): with labels, the share of items whose confidence > threshold
         equals the label.
+    confidence_auroc (`dict` of `str` to `float` or `None`): with labels, the AUROC of the confidence.
     probabilities (`dict` of `str` to `list` of `list`): the verbalized probabilities per argument, item and sample
         (None where absent).
     num_unparseable (`int`): how many judge strings could not be parsed.
@@ -290,6 +291,7 @@ class Sac3(evaluate.Metric):
                 name: float(np.mean([(value > threshold) == label for value, label in zip(values, labels)]))
                 for name, values in confidence.items()
             }
+            results["confidence_auroc"] = {name: roc_auc(labels, values) for name, values in confidence.items()}
             results["auroc"] = {name: roc_auc(labels, values) for name, values in scores.items()}
         results.update(probabilities=probabilities, num_unparseable=len(failures), unparseable=failures)
         return results
