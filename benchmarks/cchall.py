@@ -3,14 +3,18 @@
 Direct prompt: quoted verbatim from the authors' reproduction code, `get_prompt` in the README of
 github.com/BRZ911/CCHall (commit 3637fced, "Evaluation for reproduction on GPT-4o"): the four type
 definitions, the question, both answers and the options, ending in the "Final Answer: [Option].
-[Option Content]." instruction. The authors used `max_tokens=256` and greedy API defaults.
+[Option Content]." instruction. The authors used `max_tokens=256` and otherwise the API's defaults (no
+temperature sent).
 
-Step-by-step (CoT) prompt (`cchall_cot`): the paper's Figure 11 (Zhang et al. 2025, arXiv:2505.19108),
-the same task text with the trigger "Let's think step by step!" before the output format, and the answer
-asked as "[Option]. [Hallucination Type]" behind the Direct prompt's "Final Answer:" (so the same option
-parser reads both). The repository publishes only the Direct prompt; the trigger and answer format are
-as the paper's figure gives them, the figure's remaining wording could not be read from the sources we
-reached, so the rest is the authors' Direct text. It allows a longer answer for the reasoning.
+Step-by-step (CoT) prompt (`cchall_cot`): the paper's Figure 11 (Zhang et al. 2025, arXiv:2505.19108, Appendix
+A.4), verbatim: the intention description, the "Hallucination Type Explanation" (numbered, bold as printed),
+"Task :" with the image, question, both answers and options, "Let's think step by step!", and "Output Format :"
+asking for the reasoning and the final answer as "Option. Hallucination Type". The figure's label "Intention
+Description:" names a component (A.4 lists the four), as the authors' Direct prompt starts without it, so it is not
+sent; "[The provided Image]" stays as printed, the image itself goes with the prompt. Its answer is read from the
+last non-empty line (the format's "conclude with"), or after a "Final Answer:" if the model writes one
+(`cchall_conclusion`). Decoding: the paper's "All top-p and temperature parameters retain the default of MLLMs", so
+`cchall` and `cchall_cot` send no temperature or top-p (GenerationSettings(temperature=None)).
 Scored by the `cchall` metric (accuracy / macro-F1) with a per-`dataset_source` breakdown. The paper's other
 strategies (SRO, VDGD, HalluciMAD) are multi-step tasks built on this module: benchmarks/cchall_strategies.py.
 """
@@ -41,9 +45,39 @@ OUTPUT_FORMAT = """
 Output Format
 **At the end of the analysis, provide a final, concise, and definitive answer in the following format:**
 **Final Answer: [Option]. [Option Content].**"""
-COT_TRIGGER = "\nLet's think step by step!\n"
-COT_OUTPUT_FORMAT = OUTPUT_FORMAT.replace("[Option Content]", "[Hallucination Type]")
+FIGURE11 = """You are a **hallucination detection system** tasked with categorizing hallucinations based on images , questions and answers in two different languages. Your job is to analyze the provided image, question, and both language answers to determine the type of hallucination, if any.
+
+Hallucination Type Explanation
+
+1. **Non-hallucination**: Both the English and the other language answers are consistent with the content of the image, and they correctly describe what is present in the image.
+
+2. **Cross-modal, non-cross-lingual hallucination**: Both the English and the other language answers are inconsistent with the image content, specifically regarding the existence of objects. The key point is that the both languages make the same error, mentioning the existence of the same object(s) that do not appear in the image.
+
+3. **Cross-lingual, non-cross-modal hallucination**: The English answer is consistent with the image, but the answer in the other language contains an error regarding the existence of objects.
+
+4. **Cross-modal, cross-lingual hallucination**: Both the English and the other language answers are inconsistent with the image, and they differ in the objects they describe as being present. In other words, both languages make errors, but they reference different nonexistent objects.
+
+Task :
+
+Based on the following information, identify the type of hallucination:
+
+Image: [The provided Image]
+
+Question: {question}
+
+Answer1: {answer1}
+
+Answer2: {answer2}
+
+Options: {choice}
+
+Let's think step by step!
+
+Output Format :
+
+You MUST provide the reasoning steps and conclude with the final answer in the format: "Option. Hallucination Type". For example: A. Hallucination Type"""
 _OPTION = re.compile(r"(?m)^\s*([A-D])[.)]\s*(.+?)\s*$")
+_FINAL_ANSWER = re.compile(r"final answer", re.IGNORECASE)
 
 
 def task_text(row: Row) -> str:
@@ -59,8 +93,9 @@ def direct_prompt(row: Row) -> str:
 
 
 def cot_prompt(row: Row) -> str:
-    """The paper's CoT prompt (Figure 11): the task, "Let's think step by step!", then the answer format."""
-    return task_text(row) + COT_TRIGGER + COT_OUTPUT_FORMAT
+    """The paper's CoT prompt (Figure 11) for one row."""
+    return FIGURE11.format(question=row["question"], answer1=row["response1"], answer2=row["response2"],
+                           choice=row["choice"])
 
 
 def metric_inputs(row: Row) -> dict:
@@ -79,11 +114,24 @@ def cchall_option(text: str, options: list[str] | None = None) -> str | None:
     return parse_cchall(text, options)
 
 
+@register_parser("cchall_conclusion")
+def cchall_conclusion(text: str, options: list[str] | None = None) -> str | None:
+    """Figure 11's answer, "Option. Hallucination Type" concluding the reasoning: what follows a "Final Answer:"
+    when the model writes one, else its last non-empty line (the reasoning before it names other types)."""
+    from hallubench.metrics.cchall.cchall import parse_cchall
+
+    if _FINAL_ANSWER.search(text):
+        return parse_cchall(text, options)
+    lines = [line for line in text.splitlines() if line.strip()]
+    return parse_cchall(lines[-1], options) if lines else None
+
+
 SOURCE = "Zhang et al. 2025, ACL, arXiv:2505.19108; github.com/BRZ911/CCHall README get_prompt"
 
 
 def cchall_task(name: str, prompt, max_new_tokens: int, version: int, demo: bool = False, *,
-                parser: str = "cchall_option", program: Program | None = None, source: str = SOURCE) -> Task:
+                parser: str = "cchall_option", program: Program | None = None, source: str = SOURCE,
+                temperature: float | None = 0.0) -> Task:
     """A CCHall task: `prompt(row)` (a multi-step task's record prompt), the image, the `cchall` metric."""
     return Task(
         name=name,
@@ -91,7 +139,7 @@ def cchall_task(name: str, prompt, max_new_tokens: int, version: int, demo: bool
         config="all",
         prompt=prompt,
         media=MediaSpec(image="image"),
-        generation=GenerationSettings(max_new_tokens=max_new_tokens),
+        generation=GenerationSettings(max_new_tokens=max_new_tokens, temperature=temperature),
         parser=parser,
         metric="cchall",
         reference=lambda row: row["label"],
@@ -106,5 +154,6 @@ def cchall_task(name: str, prompt, max_new_tokens: int, version: int, demo: bool
     )
 
 
-register_task(cchall_task("cchall", direct_prompt, 256, version=1, demo=True))
-register_task(cchall_task("cchall_cot", cot_prompt, 1024, version=2))  # 2: the paper's Figure 11 prompt
+# the paper keeps each model's default decoding (temperature=None): version 2 of cchall, 3 of cchall_cot (Figure 11)
+register_task(cchall_task("cchall", direct_prompt, 256, version=2, demo=True, temperature=None))
+register_task(cchall_task("cchall_cot", cot_prompt, 1024, version=3, parser="cchall_conclusion", temperature=None))

@@ -10,16 +10,19 @@ SC2, SAC3-Q, SAC3-M, SAC3-QM and SAC3-all (= Q + lambda (M + QM)) and flags a sc
 Perturber and judge are the target model unless `--helper perturber|judge ARGS` names others (the paper used
 gpt-3.5-turbo for all three roles, at temperature 0 for perturbing and checking).
 
-Prompts, verbatim from the authors' code (github.com/intuit/sac3 @ f6bc031; the paper's Table 7 text could not
-be read from the sources we reached):
+Prompts, verbatim from the authors' code (github.com/intuit/sac3 @ f6bc031), which the paper's Table 7 prints in
+shorter words (the code's are what produced the released judge strings):
 - answer: `sac3/evaluator.py` `Evaluate.prompt_temp` + "\\nQ:" + question.
 - perturbation: `sac3/paraphraser.py` "For question Q, provide {k} semantically equivalent questions." + "\\nQ:".
 - QA-pair check: `sac3/consistency_checker.py` `SemanticConsistnecyCheck.prompt_temp` (indentation and trailing
   spaces kept) + "\\nThe first QA pair is:\\n" + "Q:..\\nA:.." + "\\nThe second QA pair is:\\n" + "Q:..\\nA:..".
-Details we chose (the code has no equivalence check; the paper gives its words only):
-- question equivalence check: the QA-pair prompt with "two Question-Answer(QA) pairs" replaced by §4.1's "two
-  inputs", then "The queried input is:" / "The generated input is:". A "No" drops the question; an unparseable
-  verdict keeps it and is counted (`unverified`), so only a stated non-equivalence removes a question.
+- question equivalence check (§4.1; the code has none): the paper's Table 7, "Are the following two inputs
+  semantically equivalent? \\n [QUERIED INPUT] \\n [GENERATED INPUT]" (`--task-args equivalence_prompt=table7`, the
+  default). Our earlier variant, the QA-pair prompt with "two Question-Answer(QA) pairs" replaced by "two inputs",
+  then "The queried input is:" / "The generated input is:", stays available as `equivalence_prompt=qa_format`.
+  The verdict is read as a "Guess: Yes/No" string or else by its first yes/no word. A "No" drops the question; an
+  unreadable verdict keeps it and is counted (`unverified`), so only a stated non-equivalence removes a question.
+Details we chose:
 - perturbed questions are read one per line of the perturber's answer, list numbering ("1.", "2)", "-")
   stripped, empty lines dropped, at most k kept (the authors kept each raw line).
 - the sampled pair holds the question it answers (paper Eq. 3: (x_j, s_j)); `--task-args pair_with_original=true`
@@ -34,7 +37,8 @@ AUROC). `sac3_cmm` runs it over CMM's yes/no probes with their video and audio: 
 model's own greedy answer to the probe, hallucinated when it is not the probe's reference answer (an answer
 without a leading yes/no counts as not correct, as CMM scores it).
 `--task-args`: k (10), num_samples (n_s, 10), perturbed_samples (n_q = n_qm, 1), verifier_samples (n_m, 1),
-check_equivalence (true), pair_with_original (false); the metric's threshold (0.5) and lambda_weight (1.0).
+check_equivalence (true), pair_with_original (false), equivalence_prompt (table7 | qa_format); the metric's
+threshold (0.5) and lambda_weight (1.0).
 """
 from __future__ import annotations
 
@@ -61,10 +65,12 @@ QA_CHECK = "\n".join((
     _INDENT + "just the probability!>",
     _INDENT,
 ))
-INPUT_CHECK = QA_CHECK.replace("two Question-Answer(QA) pairs", "two inputs")
+INPUT_CHECK = "Are the following two inputs semantically equivalent?\n{queried}\n{generated}"  # Table 7
+QA_FORMAT_INPUT_CHECK = QA_CHECK.replace("two Question-Answer(QA) pairs", "two inputs")  # ours, before Table 7
+EQUIVALENCE_PROMPTS = ("table7", "qa_format")
 CMM_SUFFIX = " Answer with yes or no."
 ARGS = {"k": 10, "num_samples": 10, "perturbed_samples": 1, "verifier_samples": 1, "check_equivalence": True,
-        "pair_with_original": False}
+        "pair_with_original": False, "equivalence_prompt": "table7"}
 CHECK = GenerationSettings(max_new_tokens=32)  # "Guess: Yes\nProbability: 0.9"
 SAMPLED = 1.0
 ANSWER_TOKENS = 200  # as the authors' open-model verifiers (sac3/llm_models.py: max_new_tokens=200)
@@ -88,9 +94,22 @@ def qa_check_prompt(question: str, answer: str, other_question: str, other_answe
             + "\nThe second QA pair is:\n" + qa_pair(other_question, other_answer))
 
 
-def input_check_prompt(question: str, perturbed: str) -> str:
-    """§4.1's equivalence check of a perturbed question against the original, in the checker's format."""
-    return INPUT_CHECK + "\nThe queried input is:\n" + question + "\nThe generated input is:\n" + perturbed
+def input_check_prompt(question: str, perturbed: str, variant: str = "table7") -> str:
+    """§4.1's equivalence check of a perturbed question against the original: Table 7's prompt, or ("qa_format")
+    ours in the QA-pair checker's format."""
+    if variant not in EQUIVALENCE_PROMPTS:
+        raise ValueError(f"equivalence_prompt={variant!r}: choose one of {', '.join(EQUIVALENCE_PROMPTS)}")
+    if variant == "table7":
+        return INPUT_CHECK.format(queried=question, generated=perturbed)
+    return QA_FORMAT_INPUT_CHECK + "\nThe queried input is:\n" + question + "\nThe generated input is:\n" + perturbed
+
+
+def _equivalence_settings(args: Mapping[str, Any]) -> GenerationSettings:
+    """The check's decoding; refuses an unknown `equivalence_prompt` before any item runs."""
+    if args["equivalence_prompt"] not in EQUIVALENCE_PROMPTS:
+        raise ValueError(f"equivalence_prompt must be one of {', '.join(EQUIVALENCE_PROMPTS)}; "
+                         f"got {args['equivalence_prompt']!r}")
+    return CHECK
 
 
 def perturbations(text: str, k: int) -> list[str]:
@@ -106,13 +125,24 @@ def _verdict(text: str) -> int | None:
     return parse_judgment(text)[0]
 
 
+def _equivalence_verdict(text: str) -> int | None:
+    """The equivalence check's verdict: a "Guess: Yes/No" string as the judge's, else its first yes/no word (Table
+    7's prompt asks no format); 0 equivalent, 1 not, None unreadable."""
+    from hallubench.metrics.pa_hr.pa_hr import parse_yes_no
+
+    verdict = _verdict(text)
+    if verdict is None:
+        verdict = {"yes": 0, "no": 1}.get(parse_yes_no(text))
+    return verdict
+
+
 def perturbed_questions(done: Done) -> list[str]:
     """The perturbed questions that go on: all the perturber wrote, less those the equivalence check says "No" to."""
     written = perturbations(done.first("perturb"), done.args["k"]) if done.outputs["perturb"] else []
     verdicts = [outputs[0] for outputs in done.outputs.get("equivalence", [])]
     if not verdicts:
         return written
-    return [question for question, verdict in zip(written, verdicts) if _verdict(verdict) != 1]
+    return [question for question, verdict in zip(written, verdicts) if _equivalence_verdict(verdict) != 1]
 
 
 def program(question: Callable[[Row], str], ask: Callable[[str], str], checked: Callable[[Row, Done], str],
@@ -143,9 +173,10 @@ def program(question: Callable[[Row], str], ask: Callable[[str], str], checked: 
             Step("perturb", lambda row, done: [PERTURB.format(k=done.args["k"], question=question(row))],
                  generation=lambda args: GenerationSettings(max_new_tokens=48 * args["k"]), model="perturber"),
             Step("equivalence", lambda row, done: [
-                input_check_prompt(question(row), q) for q in perturbations(done.first("perturb"), done.args["k"])]
+                input_check_prompt(question(row), q, done.args["equivalence_prompt"])
+                for q in perturbations(done.first("perturb"), done.args["k"])]
                 if done.args["check_equivalence"] and done.outputs["perturb"] else [],
-                generation=CHECK, model="perturber"),
+                generation=_equivalence_settings, model="perturber"),
             Step("samples", lambda row, done: [ask(question(row))], generation=answers("num_samples", False),
                  media=media),
             Step("perturbed_answers", lambda row, done: [ask(q) for q in perturbed_questions(done)],
@@ -189,8 +220,8 @@ def read(record: Mapping[str, Any], hallucinated: bool) -> dict[str, Any] | None
         "scores": {SCORES[argument]: sum(1 if c is None else c for c in cs) / len(cs) for argument, cs in values.items()},
         "hallucinated": hallucinated,
         "perturbed_questions": len(steps["perturbed_answers"]["prompts"]),
-        "dropped": sum(_verdict(text) == 1 for text in verdicts),
-        "unverified": sum(_verdict(text) is None for text in verdicts),
+        "dropped": sum(_equivalence_verdict(text) == 1 for text in verdicts),
+        "unverified": sum(_equivalence_verdict(text) is None for text in verdicts),
         "unparseable_judgments": sum(c is None for cs in values.values() for c in cs),
     }
 
@@ -244,7 +275,7 @@ def _qa_task(config: str) -> Task:
         name=f"sac3_{config}", benchmark="sac3", config=config, prompt=lambda row: ask(row["question"]),
         media=MediaSpec(), generation=GenerationSettings(max_new_tokens=ANSWER_TOKENS), parser="sac3", metric="sac3",
         reference=lambda row: row["hallucinated"], metric_args={"threshold": 0.5, "lambda_weight": 1.0},
-        higher_is_better=HIGHER_IS_BETTER, source=SOURCE, version=1,
+        higher_is_better=HIGHER_IS_BETTER, source=SOURCE, version=2,  # 2: Table 7's equivalence check
         program=program(lambda row: row["question"], ask, lambda row, done: row["target_answer"], False, ANSWER_TOKENS),
         score_inputs=score_inputs, summarize=summarize, unreadable=judged_unread,
     )
@@ -262,7 +293,7 @@ register_task(Task(
     media=MediaSpec(video="video_path", audio="audio_path"), generation=GenerationSettings(max_new_tokens=32),
     parser="sac3_cmm", metric="sac3", reference=lambda row: row["answer"],
     metric_args={"threshold": 0.5, "lambda_weight": 1.0}, higher_is_better=HIGHER_IS_BETTER,
-    source=SOURCE + "; CMM probes: Leng et al. 2024, arXiv:2410.12787", version=1,
+    source=SOURCE + "; CMM probes: Leng et al. 2024, arXiv:2410.12787", version=2,  # 2: Table 7's equivalence check
     program=program(lambda row: row["question"], _cmm_ask, lambda row, done: done.first("answer"), True, 32),
     score_inputs=score_inputs, summarize=summarize, unreadable=judged_unread,
 ))

@@ -9,6 +9,7 @@ from hallubench.config import PluginConfig
 from hallubench.errors import ConfigError
 
 LLM_MODES = ("generate", "logprob")
+IMPLICIT_PROMPTS = ("table9", "ours-v1")  # the keys of judges/implicit.py's PROMPTS, checked before any model loads
 
 
 @dataclass(frozen=True)
@@ -80,15 +81,19 @@ class ImplicitJudgeArgs(ChatJudgeArgs):
     keys) reads each evidence model's analysis and answers Yes/No. The evidence models are the run folders' own
     models, reloaded as their results.json records them, on `evidence_device` (hf; default: the judge's
     `device`, else cpu); they see each item's media as their run did, read from the run's --data-dir or from
-    `data_dir`. `judge_sees_media` also shows the judge the media (a multimodal judge)."""
+    `data_dir`. `judge_sees_media` also shows the judge the media (a multimodal judge). `prompts`: "table9" (the
+    paper's Table 9, the default) or "ours-v1" (our earlier wording)."""
 
     adapter: str = "hf"
     batch_size: int = 8
     data_dir: str | None = None
     evidence_device: str | None = None
     judge_sees_media: bool = False
+    prompts: str = "table9"
     model_args: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self):
         if not isinstance(self.judge_sees_media, bool):
             raise ValueError(f"judge_sees_media={self.judge_sees_media!r}: give true or false")
+        if self.prompts not in IMPLICIT_PROMPTS:
+            raise ValueError(f"prompts={self.prompts!r}: choose one of {', '.join(IMPLICIT_PROMPTS)}")

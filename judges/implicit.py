@@ -3,14 +3,13 @@ input (image, video, audio) and analyses one sentence of the target's response; 
 that analysis and answers whether the sentence has errors. One judge per evidence model; pairs are
 (sentence, subject key), the key naming the item whose input the evidence model sees.
 
-Prompts: ours. Table 9 of the paper gives the authors' multimodal prompts, but its text is not in their
-released code (github.com/BriansIDP/crosscheckgpt, every branch and commit; potsawee/crosscheckgpt-dev)
-nor anywhere else we could read offline. The two prompts below follow §3.1's description and keep the
-shape of the authors' text-experiment prompts (`questionpromptcot` / `questionpromptcot2`,
-BriansIDP/crosscheckgpt crosscheckgpt/prompts.py): the subject "about {person}" becomes the input the
-evidence model sees, and the request the target answered is quoted so a short answer ("Yes, it is.")
-can be analysed. `PROMPT_VERSION` says they are ours; once Table 9's text is found, replace
-`ANALYSIS_PROMPT` / `VERDICT_PROMPT` with it and bump `PROMPT_VERSION` (the cache keys follow).
+Prompts (`prompts=`): "table9", the default, is the paper's Table 9 verbatim ("CrossCheck-implicit factual
+errors" to the evidence model, shown the media before the text; "LLM Judgment for CrossCheck-implicit" to the
+judge), its <name/image/video> being "the image" or "the video" ("the video" also for a video with its audio;
+"the audio" for audio alone, which the table does not name: our wording). "ours-v1" keeps the prompts we used
+before Table 9 was at hand: the shape of the authors' text-experiment prompts (`questionpromptcot` /
+`questionpromptcot2`, BriansIDP/crosscheckgpt crosscheckgpt/prompts.py) with the request the target answered
+quoted. Each has its own `prompt_version`, so cached judgments of one are never served for the other.
 Decoding as upstream's text judge: greedy, 128 new tokens of analysis, 8 for the verdict; "yes" (has
 errors) -> 1, "no" -> 0, anything else 0.5, undecided and counted (`parse_implicit`).
 """
@@ -22,15 +21,14 @@ from typing import Protocol
 
 from hallubench.errors import ConfigError
 from hallubench.judges.base import BaseJudge, Judgment, Pair
-from hallubench.judges.llm import generate_greedy, parse_implicit
+from hallubench.judges.llm import TABLE9_ANALYSIS_PROMPT, TABLE9_VERDICT_PROMPT, generate_greedy, parse_implicit
 from hallubench.models.protocol import AudioPart, ChatModel, ImagePart, Message, Part, TextPart, VideoPart
 
-PROMPT_VERSION = "crosscheck-implicit-mm-ours-v1"  # ours, not Table 9's text (module docstring)
-ANALYSIS_PROMPT = (
+OURS_ANALYSIS_PROMPT = (
     "You are given the {media} above and the following sentence about it, from a response to the request "
     '"{question}":\n{sentence}\nList any factual errors in the sentence.'
 )
-VERDICT_PROMPT = (
+OURS_VERDICT_PROMPT = (
     "You are given the following sentence about {article} {media}:\n{sentence}\n"
     "The following is an analysis of possible factual errors in this sentence, written by a model that "
     "saw the {media}:\n{analysis}\n"
@@ -38,6 +36,12 @@ VERDICT_PROMPT = (
     "Answer YES if it has errors, and NO if it does not. Your answer should be in the following format:\n"
     '{{"Answer": <YES_or_NO>}}'
 )
+# name -> (prompt_version, analysis prompt, verdict prompt); the prompts take {subject} (Table 9's
+# <name/image/video>), {media}, {article}, {question}, {sentence} and {analysis}, each using those it names
+PROMPTS = {
+    "table9": ("crosscheck-implicit-mm-table9-v1", TABLE9_ANALYSIS_PROMPT, TABLE9_VERDICT_PROMPT),
+    "ours-v1": ("crosscheck-implicit-mm-ours-v1", OURS_ANALYSIS_PROMPT, OURS_VERDICT_PROMPT),
+}
 ANALYSIS_TOKENS, VERDICT_TOKENS = 128, 8
 _KINDS = {ImagePart: "image", VideoPart: "video", AudioPart: "audio"}
 
@@ -61,6 +65,11 @@ class Subject:
             return "video and its audio"
         return next((kind for kind in ("image", "video", "audio") if kind in kinds), "input")
 
+    @property
+    def subject(self) -> str:
+        """Table 9's <name/image/video>: "the image", "the video" (with or without its audio), "the audio"."""
+        return "the video" if "video" in self.kinds else f"the {self.media}"
+
 
 class EvidenceModel(Protocol):
     """An evidence model known by name and fingerprint before it is loaded (its run folder says both);
@@ -77,11 +86,12 @@ class ImplicitMultimodalJudge(BaseJudge):
     evidence model, shown the media, analyses the sentence; step 2: `judge`, shown the analysis (and the
     media too when `judge_sees_media`), answers YES (errors, 1.0) or NO (0.0)."""
 
-    prompt_version = PROMPT_VERSION
-
     def __init__(self, evidence: EvidenceModel, judge: ChatModel, subjects: Callable[[str], Subject],
-                 batch_size: int = 8, judge_sees_media: bool = False) -> None:
+                 batch_size: int = 8, judge_sees_media: bool = False, prompts: str = "table9") -> None:
         super().__init__()
+        if prompts not in PROMPTS:
+            raise ValueError(f"prompts={prompts!r}: choose one of {', '.join(PROMPTS)}")
+        self.prompt_version, self.analysis_prompt, self.verdict_prompt = PROMPTS[prompts]
         if not isinstance(judge, ChatModel):
             raise TypeError(f"judge must implement hallubench ChatModel; got {type(judge).__name__}")
         if batch_size < 1:
@@ -100,14 +110,14 @@ class ImplicitMultimodalJudge(BaseJudge):
                 raise ConfigError(f"judge_sees_media=true: the judge {self.judge.name} takes no {', '.join(refused)} "
                                   "input; use a judge model that does, or judge_sees_media=false")
         model = self.evidence.load()
-        asks = [[Message("user", [*s.parts, TextPart(ANALYSIS_PROMPT.format(media=s.media, question=s.question,
-                                                                            sentence=sentence))])]
+        asks = [[Message("user", [*s.parts, TextPart(self.analysis_prompt.format(
+                    subject=s.subject, media=s.media, question=s.question, sentence=sentence))])]
                 for (sentence, _), s in zip(pairs, subjects)]
         analyses = generate_greedy(model, asks, ANALYSIS_TOKENS, self.batch_size)
         verdicts = []
         for (sentence, _), s, analysis in zip(pairs, subjects, analyses):
-            text = VERDICT_PROMPT.format(article="an" if s.media[0] in "aeiou" else "a", media=s.media,
-                                         sentence=sentence, analysis=analysis.strip())
+            text = self.verdict_prompt.format(subject=s.subject, article="an" if s.media[0] in "aeiou" else "a",
+                                              media=s.media, sentence=sentence, analysis=analysis.strip())
             media = list(s.parts) if self.judge_sees_media else []
             verdicts.append([Message("user", [*media, TextPart(text)])])
         return [parse_implicit(text) for text in generate_greedy(self.judge, verdicts, VERDICT_TOKENS, self.batch_size)]

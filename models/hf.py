@@ -328,6 +328,8 @@ class HFChatModel:
         sampling = {**self.generate_kwargs, "do_sample": settings.do_sample, "num_beams": 1, "top_k": None,
                     "temperature": settings.temperature if settings.do_sample else None,
                     "top_p": settings.top_p if settings.do_sample else None}
+        if settings.model_default:  # the checkpoint's generation_config decides
+            sampling = dict(self.generate_kwargs)
         if interleaved:
             sampling["use_audio_in_video"] = True
         output = self.model.generate(**inputs, max_new_tokens=settings.max_new_tokens,

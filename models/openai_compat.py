@@ -210,8 +210,9 @@ class OpenAIChatModel:
     def request_body(self, conversation: Conversation, settings: GenerationSettings, n: int,
                      seed_offset: int = 0) -> dict[str, Any]:
         body: dict[str, Any] = {"model": self.model, "messages": to_openai_messages(conversation, self.video_mode),
-                                "max_tokens": settings.max_new_tokens, "temperature": settings.temperature,
-                                "top_p": settings.top_p, "n": n}
+                                "max_tokens": settings.max_new_tokens, "n": n}
+        if not settings.model_default:  # else the server's defaults decide
+            body.update(temperature=settings.temperature, top_p=settings.top_p)
         if settings.seed is not None:
             body["seed"] = settings.seed + seed_offset
         if self.video_mode == "vllm":

@@ -75,10 +75,12 @@ DTYPES = ("auto", "bfloat16", "float16", "float32")  # weight dtypes of adapters
 
 @dataclass(frozen=True)
 class GenerationSettings:
-    """Decoding options shared by all adapters; sampling happens iff temperature > 0."""
+    """Decoding options shared by all adapters; sampling happens iff temperature > 0. `temperature=None` leaves
+    decoding to the model's own defaults (hf: the checkpoint's generation_config, sampling or not; an
+    OpenAI-compatible server: no temperature or top_p sent), for papers that "retain the default" of each model."""
 
     max_new_tokens: int = 256
-    temperature: float = 0.0
+    temperature: float | None = 0.0
     top_p: float = 1.0
     n: int = 1
     seed: int | None = None
@@ -86,7 +88,7 @@ class GenerationSettings:
     def __post_init__(self) -> None:
         if self.max_new_tokens < 1:
             raise ValueError(f"max_new_tokens must be >= 1; got {self.max_new_tokens}")
-        if self.temperature < 0:
+        if self.temperature is not None and self.temperature < 0:
             raise ValueError(f"temperature must be >= 0; got {self.temperature}")
         if not 0 < self.top_p <= 1:
             raise ValueError(f"top_p must be in (0, 1]; got {self.top_p}")
@@ -95,7 +97,12 @@ class GenerationSettings:
 
     @property
     def do_sample(self) -> bool:
-        return self.temperature > 0
+        """True where decoding may draw random numbers (the model's defaults may sample)."""
+        return self.temperature is None or self.temperature > 0
+
+    @property
+    def model_default(self) -> bool:
+        return self.temperature is None
 
 
 class ModelUnusable(RuntimeError):

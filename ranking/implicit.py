@@ -229,7 +229,7 @@ class ImplicitEvidenceJudges(EvidenceJudges):
         cache = cache if cache is not None else JudgmentCache()
         self.judges = {
             name: CachedJudge(ImplicitMultimodalJudge(self.models.handle(name), judge_model, self.subjects,
-                                                      config.batch_size, config.judge_sees_media),
+                                                      config.batch_size, config.judge_sees_media, config.prompts),
                               cache, batch_size=PAIRS_PER_CALL)
             for name in runs}
         self._rehearsals: dict[str, _Rehearsal] | None = None

@@ -100,7 +100,7 @@ def test_cchall_reports_stderr_for_accuracy_and_macro_f1_and_their_direction():
     assert result.metrics["accuracy_stderr"] > 0 and result.metrics["macro_f1_stderr"] > 0
     assert result.groups["GQA"].metrics["macro_f1_stderr"] > 0
     assert result.higher_is_better == {"accuracy": True, "macro_f1": True, "weighted_f1": True, "accuracy_avg": True,
-                                      "macro_f1_avg": True} and result.version == 2
+                                      "macro_f1_avg": True} and result.version == 3
     assert result.metrics["accuracy_avg"] == result.metrics["accuracy"]  # one source: its AVG is the pooled value
 
 

@@ -11,9 +11,8 @@ from PIL import Image
 from hallubench.errors import ConfigError
 from hallubench.judges import CachedJudge, JudgmentCache
 from hallubench.judges.implicit import (
-    ANALYSIS_PROMPT,
-    PROMPT_VERSION,
-    VERDICT_PROMPT,
+    OURS_ANALYSIS_PROMPT,
+    OURS_VERDICT_PROMPT,
     ImplicitMultimodalJudge,
     Subject,
 )
@@ -59,7 +58,7 @@ def _analyst(text, media):
 
 
 def _verdict(text, media):
-    analysis = text.split("saw the ")[1]
+    analysis = text.split(":\n")[2]  # "about X:\n<sentence>\n...in this sentence...:\n<analysis>\n..."
     return '{"Answer": "YES"}' if "wrong" in analysis else ('{"Answer": "NO"}' if "Nothing" in analysis else "hmm")
 
 
@@ -69,14 +68,35 @@ def test_subject_names_its_media():
     assert Subject((), "q").media == "input"
 
 
+def test_table9_prompts_by_default_with_the_media_named_as_the_paper_does():
+    analyst, judge_model = ChatModelStandIn("analyst", _analyst), ChatModelStandIn("judge", _verdict)
+    judge = ImplicitMultimodalJudge(EvidenceStandIn(analyst), judge_model, SUBJECTS.__getitem__)
+    assert judge.prompt_version == "crosscheck-implicit-mm-table9-v1"
+    assert judge.score_batch([("A dog sits.", "img-1"), ("A dog barks.", "clip-1")]) == [1.0, 1.0]
+    asked = [conv for conversations, _ in analyst.calls for conv in conversations]
+    assert asked[0] == [Message("user", [IMAGE, TextPart(
+        "You are given the following sentence about the image that might be inaccurate:\nA dog sits.\n"
+        " List possible inaccurate information in this sentence.")])]
+    assert asked[1][0].content[2].text.startswith("You are given the following sentence about the video that")
+    verdicts = [conv for conversations, _ in judge_model.calls for conv in conversations]
+    assert verdicts[0][0].content[0].text == (
+        "You are given the following sentence about the image:\nA dog sits.\n"
+        "The following is an analysis of possible inaccuracies in this sentence:\n"
+        "The dog is not there, so it is wrong.\n"
+        "Based on the analysis, determine if the sentence contains any inaccurate information. Answer Yes or No."
+        "\n\nAnswer:")
+    assert Subject((AUDIO,), "q").subject == "the audio"
+
+
 def test_evidence_model_sees_the_media_and_the_judge_reads_its_analysis():
     analyst, judge_model = ChatModelStandIn("analyst", _analyst), ChatModelStandIn("judge", _verdict)
-    judge = ImplicitMultimodalJudge(EvidenceStandIn(analyst), judge_model, SUBJECTS.__getitem__, batch_size=2)
+    judge = ImplicitMultimodalJudge(EvidenceStandIn(analyst), judge_model, SUBJECTS.__getitem__, batch_size=2,
+                                    prompts="ours-v1")
     pairs = [("A dog sits.", "img-1"), ("A red square.", "img-1"), ("A dog barks.", "clip-1")]
     assert judge.score_batch(pairs) == [1.0, 0.0, 1.0]
     asked = [conv for conversations, _ in analyst.calls for conv in conversations]
     assert [len(c) for c, _ in analyst.calls] == [2, 1]  # batch_size conversations per call
-    assert asked[0] == [Message("user", [IMAGE, TextPart(ANALYSIS_PROMPT.format(
+    assert asked[0] == [Message("user", [IMAGE, TextPart(OURS_ANALYSIS_PROMPT.format(
         media="image", question="Describe the image.", sentence="A dog sits."))])]
     assert asked[2][0].content[:2] == [VIDEO, AUDIO]
     assert asked[2][0].content[2].text == (
@@ -84,7 +104,7 @@ def test_evidence_model_sees_the_media_and_the_judge_reads_its_analysis():
         'request "Describe the video.":\nA dog barks.\nList any factual errors in the sentence.')
     verdicts = [conv for conversations, _ in judge_model.calls for conv in conversations]
     assert all(len(c[0].content) == 1 for c in verdicts), "the judge reads text only unless judge_sees_media"
-    assert verdicts[1][0].content[0].text == VERDICT_PROMPT.format(
+    assert verdicts[1][0].content[0].text == OURS_VERDICT_PROMPT.format(
         article="an", media="image", sentence="A red square.", analysis="Nothing to fix.")
     assert verdicts[2][0].content[0].text.startswith("You are given the following sentence about a video and its audio")
     assert {(s.max_new_tokens, s.temperature) for _, s in analyst.calls} == {(128, 0.0)}
@@ -120,7 +140,9 @@ def test_each_evidence_model_is_its_own_judge_id_and_loads_only_for_missing_pair
     evidence = {n: EvidenceStandIn(ChatModelStandIn(n, _analyst)) for n in ("a", "b")}
     judges = {n: ImplicitMultimodalJudge(e, judge_model, SUBJECTS.__getitem__) for n, e in evidence.items()}
     assert judges["a"].judge_id == "llm-implicit-mm:a:fp-a>judge:fp-judge" != judges["b"].judge_id
-    assert judges["a"].prompt_version == PROMPT_VERSION and "ours" in PROMPT_VERSION
+    assert judges["a"].prompt_version == "crosscheck-implicit-mm-table9-v1"
+    ours = ImplicitMultimodalJudge(evidence["a"], judge_model, SUBJECTS.__getitem__, prompts="ours-v1")
+    assert ours.prompt_version == "crosscheck-implicit-mm-ours-v1", "each prompt set keys its own cache rows"
     cache = JudgmentCache(tmp_path / "j.sqlite")
     pairs = [("A dog sits.", "img-1"), ("A red square.", "img-1")]
     assert CachedJudge(judges["a"], cache).score_batch(pairs) == [1.0, 0.0]
@@ -140,7 +162,7 @@ def test_through_the_openai_adapter():
         bodies.append(body)
         content = body["messages"][-1]["content"]
         text = content[-1]["text"]
-        reply = _verdict(text, content[:-1]) if "saw the" in text else _analyst(text, content[:-1])
+        reply = _verdict(text, content[:-1]) if "an analysis of" in text else _analyst(text, content[:-1])
         return httpx.Response(200, json={"choices": [{"index": 0, "message": {"role": "assistant", "content": reply},
                                                       "finish_reason": "stop"}]})
 

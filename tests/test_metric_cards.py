@@ -8,8 +8,8 @@ from metric_doctests import METRICS, assert_examples_pass, assert_standalone, re
 NAMES = sorted(p.parent.name for p in METRICS.glob("*/*.py") if p.stem == p.parent.name)
 
 
-def test_the_five_metrics_are_found():
-    assert NAMES == ["cchall", "crosscheck", "mhalubench", "pa_hr", "sac3"]
+def test_the_six_metrics_are_found():
+    assert NAMES == ["cchall", "crosscheck", "mhalubench", "pa_hr", "sac3", "sentence_detection"]
 
 
 @pytest.mark.parametrize("name", NAMES)

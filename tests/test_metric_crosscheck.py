@@ -136,6 +136,32 @@ def test_selfcheck_is_explicit_with_only_self_evidence(crosscheck, judged):
     assert selfcheck["eta"] == {s: {s: 1.0} for s in SYSTEMS}
 
 
+def test_document_aggregation_averages_document_scores_and_selfcheck_per_document(crosscheck, judged):
+    """aggregation="document" (eq. 1-2 as printed): a system scores the mean of its document scores, and eta's
+    SelfCheck scores are aggregated the same way; documents keep their scores."""
+    pooled = crosscheck.compute(**records(judged), evidence_models=SYSTEMS, temperature=T)
+    results = crosscheck.compute(**records(judged), evidence_models=SYSTEMS, temperature=T, aggregation="document")
+    selfcheck = [np.mean([judged[s][d][s].mean() for d in DOCUMENTS]) for s in SYSTEMS]
+    assert results["selfcheck_scores"] == pytest.approx(dict(zip(SYSTEMS, selfcheck)))
+    _, documents = by_hand(judged, lambda s: SYSTEMS, lambda s, d: softmax_by_hand(selfcheck))
+    for system in SYSTEMS:
+        expected = np.mean([documents[system, d] for d in DOCUMENTS])
+        assert results["scores"][system] == pytest.approx(expected)
+    assert results["scores"] != pytest.approx(pooled["scores"])  # the generated documents differ in length
+
+
+def test_subset_sign_test_counts_subsets_where_the_method_ranks_closer():
+    reference = {"a": 0.1, "b": 0.2, "c": 0.3}
+    good = {"a": {"x": 0.1, "y": 0.1}, "b": {"x": 0.2, "y": 0.2}, "c": {"x": 0.3, "y": 0.3}}
+    worse = {"a": {"x": 0.3, "y": 0.1}, "b": {"x": 0.2, "y": 0.2}, "c": {"x": 0.1, "y": 0.3}}
+    test = crosscheck_module.subset_sign_test(good, worse, reference, [["x"], ["y"], ["x"]])
+    # on "y" both rank perfectly: a tie is no success
+    assert (test["successes"], test["subsets"]) == (2, 3)
+    assert test["p_value"] == pytest.approx(0.5)  # P(X >= 2), X ~ Binomial(3, 0.5)
+    with pytest.raises(ValueError, match="names document 'z'"):
+        crosscheck_module.subset_sign_test(good, worse, reference, [["z"]])
+
+
 def test_refcheck_uses_the_reference_as_evidence(crosscheck, judged):
     results = crosscheck.compute(
         **records(judged), evidence_models=["reference"], include_self=False, weighting="uniform"
@@ -299,6 +325,7 @@ BAD_INPUTS = [
         r"document 'r'.*same evidence",
     ),
     (ONE, {"weighting": "softmax"}, r"`weighting`"),
+    (ONE, {"aggregation": "system"}, r"`aggregation` is 'system'"),
     (ONE, {"temperature": 0}, r"`temperature`"),
     (ONE, {"evidence_models": [], "include_self": False}, r"no evidence to check against"),
     (ONE, {"evidence_models": ["a", "b"]}, r"`evidence_models` names \['b'\], which no record has"),

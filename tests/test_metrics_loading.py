@@ -1,4 +1,5 @@
 """Bare-name loading after `hallubench metrics install`, and the Space layout / upload of `metrics push`."""
+import importlib.metadata
 import json
 import os
 import subprocess
@@ -136,8 +137,10 @@ def test_space_requirements_name_every_third_party_import(tmp_path, name):
     folder = metrics.layout_space(name, tmp_path / name)
     required = {line.split("==")[0].split(">=")[0] for line in (folder / "requirements.txt").read_text().splitlines()}
     imported = {library for kind, library, *_ in get_imports(str(folder / f"{name}.py")) if kind == "library"}
-    # numpy comes with evaluate; the standard library needs no line
-    assert imported - sys.stdlib_module_names - {"numpy"} <= required
+    # numpy comes with evaluate; the standard library needs no line; pip names the distribution (sklearn: scikit-learn)
+    distributions = importlib.metadata.packages_distributions()
+    needed = {distributions.get(library, [library])[0] for library in imported - sys.stdlib_module_names - {"numpy"}}
+    assert needed <= required
 
 
 class FakeHfApi:

@@ -315,6 +315,9 @@ def test_checkpoint_sampling_defaults_do_not_override_settings(extra_models):
     samples = model.generate([conv], GenerationSettings(max_new_tokens=8, temperature=1.5, n=4, seed=0))[0]
     assert len(set(samples)) > 1
     assert model.generate([conv], GREEDY) == model.generate([conv], GREEDY)
+    # temperature=None: the checkpoint's own defaults decide, and its top_k=1 leaves one possible answer
+    defaults = model.generate([conv], GenerationSettings(max_new_tokens=8, temperature=None, n=4, seed=0))[0]
+    assert len(defaults) == 4 and len(set(defaults)) == 1
 
 
 @pytest.mark.parametrize("kind, kinds", [

@@ -68,6 +68,14 @@ def _ask(text="Is there a dog?"):
     return [Message("user", [TextPart(text)])]
 
 
+def test_model_default_decoding_sends_no_temperature_or_top_p():
+    server = FakeServer()
+    assert _model(server).generate([_ask()], GenerationSettings(max_new_tokens=5, temperature=None)) \
+        == [["ok"]]
+    body = server.requests[0][1]
+    assert "temperature" not in body and "top_p" not in body and body["max_tokens"] == 5
+
+
 def test_request_body_carries_every_part_and_setting():
     server = FakeServer()
     frames = np.random.default_rng(0).integers(0, 256, (3, 8, 10, 3), dtype=np.uint8)

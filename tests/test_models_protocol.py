@@ -45,6 +45,7 @@ def test_generation_settings_defaults_and_validation():
     assert (settings.max_new_tokens, settings.temperature, settings.top_p, settings.n, settings.seed) == \
         (256, 0.0, 1.0, 1, None)
     assert not settings.do_sample and GenerationSettings(temperature=0.5).do_sample
+    assert GenerationSettings(temperature=None).model_default and GenerationSettings(temperature=None).do_sample
     for bad in ({"n": 0}, {"max_new_tokens": 0}, {"temperature": -1}, {"top_p": 0}):
         with pytest.raises(ValueError, match=next(iter(bad))):
             GenerationSettings(**bad)

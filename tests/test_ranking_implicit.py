@@ -68,7 +68,7 @@ def tiny(tmp_path_factory, mini_datasets):
 def test_crosscheck_judges_every_unique_pair_once_with_each_evidence_model(tiny):
     root, _, runs, result = tiny
     judge = result["judge"]
-    assert judge["kind"] == "implicit" and judge["prompt_version"] == "crosscheck-implicit-mm-ours-v1"
+    assert judge["kind"] == "implicit" and judge["prompt_version"] == "crosscheck-implicit-mm-table9-v1"
     expected = implicit_pairs(runs)
     assert judge["counters"]["calls"] == sum(map(len, expected.values())) > 0
     assert judge["counters"]["pairs"] > judge["counters"]["calls"]  # the audio-visual boards reuse judgments
@@ -117,8 +117,7 @@ def test_evidence_models_see_the_items_media_as_their_run_did(tiny, tmp_path, mo
         (item,) = [i for i, (clip, _) in clips.items() if np.array_equal(video.frames, clip.frames)]
         assert recs["omni-a"][item]["media"]["video"]["indices"] == list(clips[item][0].indices)
         assert np.array_equal(audio.samples, clips[item][1].samples) and audio.sr == clips[item][1].sr
-        assert text.text.startswith('You are given the video and its audio above and the following sentence about '
-                                    'it, from a response to the request "Describe the video in one paragraph."')
+        assert text.text.startswith("You are given the following sentence about the video that might be inaccurate:")
         assert text.text.split(":\n")[1].split("\n")[0] in sentences[item]
 
 
@@ -219,7 +218,8 @@ def test_each_evidence_model_loads_once_and_judges_as_board_by_board_did(tiny, t
             if board_by_board:
                 patch.setattr(implicit.ImplicitEvidenceJudges, "build_boards", EvidenceJudges.build_boards)
             assert main(["rank", *map(str, runs.values()), "--output-dir", str(tmp_path / out), "--cache",
-                         str(tmp_path / cache), "--judge", "implicit", "--judge-args", "pretrained=judge"]) == 0
+                         str(tmp_path / cache), "--judge", "implicit", "--judge-args",
+                         "pretrained=judge,prompts=ours-v1"]) == 0  # ByRule reads the request ours-v1 quotes
         result = json.loads((tmp_path / out / "crosscheck.json").read_text())
         assert result["judge"].pop("evidence_models_loaded") == loads
         assert result["judge"].pop("cache") == str(tmp_path / cache)
@@ -315,9 +315,9 @@ def _reply(body):
     only when it was shown frames and audio; a verdict is YES when the analysis says "wrong"."""
     content = body["messages"][-1]["content"]
     text, media = content[-1]["text"], {part["type"] for part in content[:-1]}
-    if "saw the" in text:
-        return '{"Answer": "YES"}' if "wrong" in text.split("saw the")[1] else '{"Answer": "NO"}'
-    if text.endswith("List any factual errors in the sentence."):
+    if "an analysis of" in text:
+        return '{"Answer": "YES"}' if "wrong" in text.split("in this sentence")[1] else '{"Answer": "NO"}'
+    if text.endswith("List possible inaccurate information in this sentence."):  # Table 9's analysis prompt
         sentence = text.split(":\n")[1].split("\n")[0]
         return "The dog is wrong." if "dog" in sentence and media == {"image_url", "input_audio"} else "None."
     return ANSWERS[body["model"]]

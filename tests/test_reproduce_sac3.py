@@ -64,32 +64,15 @@ def test_labeled_sets_auroc_agrees_with_sklearn(shared_data, sac3, name):
         expected = roc_auc_score(data["labels"], results["scores"][score])
         assert results["auroc"][score] == pytest.approx(expected)
         assert results["auroc"][score] > 0.5  # inconsistency must point at the hallucinated answers
-
-
-def confidence_scores(judgments):
-    """Per item, the mean over samples of the judge's verbalized probability that the pair is inconsistent: p for
-    a "No", 1 - p for a "Yes" (an unparseable guess counts as "No", the sac3 module's default; no probability
-    falls back to C)."""
-    from hallubench.metrics.sac3.sac3 import parse_judgment
-
-    scores = []
-    for strings in judgments:
-        values = []
-        for text in strings:
-            c, p = parse_judgment(text)
-            c = 1 if c is None else c
-            values.append(c if p is None else p if c == 1 else 1 - p)
-        scores.append(sum(values) / len(values))
-    return scores
+        assert results["confidence_auroc"][score] == pytest.approx(roc_auc_score(data["labels"],
+                                                                                 results["confidence"][score]))
 
 
 @pytest.mark.parametrize("name, sc2, sac3_q", [("prime", 51.0, 96.4), ("senator", 30.6, 97.4)])
-def test_table3_confidence_column_from_verbalized_probabilities(shared_data, name, sc2, sac3_q):
-    data = load_set(shared_data, name)
-    for key, published in (("self_judgments", sc2), ("perturbed_judgments", sac3_q)):
-        scores = confidence_scores(data[key])
-        # every item is hallucinated: accuracy is the share flagged (score above the 0.5 threshold)
-        assert round(sum(s > 0.5 for s in scores) / len(scores) * 100, 1) == published, key
+def test_table3_confidence_column_from_verbalized_probabilities(shared_data, sac3, name, sc2, sac3_q):
+    results = sac3.compute(**load_set(shared_data, name))
+    assert round(results["confidence_accuracy"]["sc2"] * 100, 1) == sc2
+    assert round(results["confidence_accuracy"]["sac3_q"] * 100, 1) == sac3_q
 
 
 @pytest.mark.parametrize("name, sc2, sac3_q", [("prime", 48.2, 93.2), ("senator", 29.6, 97.0)])

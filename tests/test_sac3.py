@@ -40,9 +40,11 @@ def test_prompts_are_the_authors_code():
         "For question Q, provide 5 semantically equivalent questions." + "\nQ:" + "Is 3691 a prime number?"
     assert sac3.qa_check_prompt("q0", "a0", "q1", "a1") == \
         AUTHORS_CHECK + "\nThe first QA pair is:\n" + "Q:q0\nA:a0" + "\nThe second QA pair is:\n" + "Q:q1\nA:a1"
-    check = sac3.input_check_prompt("q0", "q1")
-    assert check.startswith(AUTHORS_CHECK.replace("two Question-Answer(QA) pairs", "two inputs"))
-    assert check.endswith("\nThe queried input is:\nq0\nThe generated input is:\nq1")
+    # the paper's Table 7 (the code has no question equivalence check)
+    assert sac3.input_check_prompt("q0", "q1") == "Are the following two inputs semantically equivalent?\nq0\nq1"
+    ours = sac3.input_check_prompt("q0", "q1", "qa_format")
+    assert ours.startswith(AUTHORS_CHECK.replace("two Question-Answer(QA) pairs", "two inputs"))
+    assert ours.endswith("\nThe queried input is:\nq0\nThe generated input is:\nq1")
     assert get_task("sac3_cmm").prompt({"question": "Did you see a dog?"}) == "Did you see a dog? Answer with yes or no."
 
 
@@ -72,9 +74,9 @@ class ScriptedSAC3Double:
         if text.startswith("For question Q"):
             question = text.split("\nQ:", 1)[1]
             return f"1. {question} (a)\n2. {question} (b)\n3. Unrelated?"
-        if text.startswith(sac3.INPUT_CHECK):
+        if text.startswith("Are the following two inputs"):  # Table 7 asks no format: a bare yes/no is read
             generated = text.rsplit("\n", 1)[1]
-            return "Guess: No" if "Unrelated" in generated else "Guess: maybe" if "(b)" in generated else "Guess: Yes"
+            return "No." if "Unrelated" in generated else "I cannot tell." if "(b)" in generated else "Yes, they are."
         if text.startswith(sac3.QA_CHECK):
             first, second = re.findall(r"\nA:(.*)", text)
             return "Guess: Yes\nProbability: 0.9" if first == second else "Guess: No\nProbability: 0.8"

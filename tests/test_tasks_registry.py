@@ -88,25 +88,36 @@ def test_cchall_direct_prompt_is_the_authors_text_exactly():
                                          answer2=ROW["response2"], choice=ROW["choice"])
 
 
-def test_cchall_cot_prompt_is_figure_11s_trigger_and_answer_format():
-    direct, cot = get_task("cchall").prompt(ROW), get_task("cchall_cot").prompt(ROW)
-    assert "\nLet's think step by step!\n" in cot and cot.index("step by step!") < cot.index("Output Format")
-    assert cot.endswith("**Final Answer: [Option]. [Hallucination Type].**")
-    assert cot.replace("\nLet's think step by step!\n", "").replace("[Hallucination Type]", "[Option Content]") == direct
+def test_cchall_cot_prompt_is_figure_11_verbatim():
+    cot = get_task("cchall_cot").prompt(ROW)
+    assert cot.startswith("You are a **hallucination detection system** tasked with categorizing hallucinations")
+    assert "\n\nHallucination Type Explanation\n\n1. **Non-hallucination**: Both the English" in cot
+    assert ("\n\nTask :\n\nBased on the following information, identify the type of hallucination:\n\n"
+            "Image: [The provided Image]\n\nQuestion: " + ROW["question"] + "\n\nAnswer1: " + ROW["response1"]) in cot
+    assert cot.endswith("Options: " + ROW["choice"] + "\n\nLet's think step by step!\n\nOutput Format :\n\n"
+                        "You MUST provide the reasoning steps and conclude with the final answer in the format: "
+                        '"Option. Hallucination Type". For example: A. Hallucination Type')
+
+
+def test_cchall_tasks_keep_the_models_default_decoding():
+    # "All top-p and temperature parameters retain the default of MLLMs" (the paper, §4)
+    for name in ("cchall", "cchall_cot"):
+        assert get_task(name).generation.temperature is None and get_task(name).generation.model_default
 
 
 @pytest.mark.parametrize("output, expected", [
     ("Answer2 adds a dog, Answer1 does not, so it is not a Cross-modal, cross-lingual hallucination.\n"
-     "**Final Answer: C. Cross-lingual, non-cross-modal hallucination.**", "Cross-lingual, non-cross-modal hallucination"),
+     "C. Cross-lingual, non-cross-modal hallucination", "Cross-lingual, non-cross-modal hallucination"),
+    ("Step 1: B. Cross-modal, non-cross-lingual hallucination fits?\nNo.\n\n**A. Non-hallucination**\n",
+     "Non-hallucination"),  # the concluding line, not an option discussed before it
     ("Both mention a cat the image lacks. Final Answer: B", "Cross-modal, non-cross-lingual hallucination"),
-    ("Both mention a cat. Final Answer: B. Non-hallucination.", None),  # letter and type disagree
+    ("Both mention a cat.\nB. Non-hallucination", None),  # letter and type disagree
     ("Both answers mention a cat; it is Non-hallucination or Cross-modal, cross-lingual hallucination.", None),
 ])
-def test_cchall_cot_answers_are_read_by_the_same_option_parser(output, expected):
+def test_cchall_cot_answers_are_read_from_the_concluding_line(output, expected):
     from hallubench.benchmarks import get_parser
 
     task = get_task("cchall_cot")
-    assert task.parser == get_task("cchall").parser
     assert get_parser(task.parser)(output, **task.metric_inputs(ROW)) == expected
 
 

@@ -20,7 +20,7 @@ from typing import Callable, Mapping, Optional, Sequence
 
 import datasets
 import numpy as np
-from scipy.stats import pearsonr, spearmanr
+from scipy.stats import binomtest, pearsonr, spearmanr
 
 import evaluate
 
@@ -36,8 +36,9 @@ CrossCheck-implicit (eq. 3) has the same form with x_j asked of evidence model j
 (eq. 4), where S_selfcheck(M_j) is evidence model j's own SelfCheckGPT score, for the whole task or per query.
 SelfCheckGPT (eq. 1) is the case where the only evidence is the target's own samples, RefCheck the case where the
 evidence is a human reference. With evidence from several modalities (audio-visual), a sentence scores the minimum
-over modalities, min(C_audio, C_visual). Document scores average a passage's sentences, system scores all sentences of
-the system pooled; lower is better.
+over modalities, min(C_audio, C_visual). Document scores average a passage's sentences; a system scores all its
+sentences pooled (aggregation="sentence", the authors' code and Table 1) or the mean of its document scores
+(aggregation="document", eq. 1-2 as printed: an average over queries). Lower is better.
 """
 
 
@@ -63,6 +64,9 @@ Keyword arguments (both configs):
     weighting (`str`): "uniform", "task" (one eta per evidence model for the whole task, eq. 4) or "query"
         (eta per query from each evidence model's SelfCheck score on that query). Defaults to "task".
     temperature (`float`): T in eq. 4. Defaults to 0.1.
+    aggregation (`str`): how a system's score (and, for eta, an evidence model's SelfCheck score) is made from its
+        sentences: "sentence" pools every sentence of every document (the authors' code, Table 1), "document"
+        averages the document scores (eq. 1-2 as printed). Defaults to "sentence".
     evidence_models (`list` of `str`, *optional*): use only these evidence models (all in the records by default).
     include_self (`bool`): use each system's own samples as evidence (with evidence_models, in addition to them);
         False leaves them out. Defaults to True, so evidence_models=[] gives SelfCheckGPT.
@@ -72,7 +76,8 @@ Keyword arguments (both configs):
         evidence models that have no own records; a given score takes precedence over one computed from records.
 
 Returns:
-    scores (`dict`): per system, the mean sentence score over all its sentences (lower = less hallucination).
+    scores (`dict`): per system, the mean sentence score over all its sentences ("sentence" aggregation) or the mean
+        of its document scores ("document"); lower = less hallucination.
     ranking (`list` of `str`): systems from least to most hallucinating.
     eta (`dict`): per system, the weight of each evidence model ("query": per system, per document).
     selfcheck_scores (`dict`): the task-level SelfCheck score of each evidence model used (empty for "uniform"); with
@@ -136,6 +141,7 @@ _CITATION = """
 """
 
 WEIGHTINGS = ("uniform", "task", "query")
+AGGREGATIONS = ("sentence", "document")
 
 
 def judge_passages(
@@ -177,6 +183,33 @@ def rank_correlation(scores, reference, level: str = "system") -> float:
         raise ValueError(f"`scores` has {len(x)} value(s); a correlation needs at least two.")
     statistic = spearmanr(x, y)[0] if level == "system" else pearsonr(x, y)[0]
     return float(statistic)
+
+
+def subset_sign_test(document_scores: Mapping, baseline_document_scores: Mapping, reference: Mapping,
+                     subsets: Sequence[Sequence[str]]) -> dict:
+    """Is a method better than a baseline at ranking systems on subsets of the documents (CrossCheckGPT Table 2)?
+
+    `document_scores` and `baseline_document_scores` are per system, per document scores (the metric's
+    `document_scores`); `reference` is per system, oriented like them (negate a higher-is-better one). On each
+    subset (a list of document ids) a system scores the mean of its document scores there, and the method succeeds
+    where its Spearman correlation with `reference` beats the baseline's (a tie is no success). Returns `successes`,
+    `subsets`, `success_rate` and `p_value`: the one-tailed sign test (binomial, H0: not better than the baseline).
+    """
+    if not subsets:
+        raise ValueError("`subsets` is empty; give at least one list of document ids.")
+    successes = 0
+    for i, subset in enumerate(subsets):
+        correlations = []
+        for scores in (document_scores, baseline_document_scores):
+            missing = [(system, d) for system, documents in scores.items() for d in subset if d not in documents]
+            if missing:
+                raise ValueError(f"subset {i} names document {missing[0][1]!r}, which system {missing[0][0]!r} lacks.")
+            means = {system: float(np.mean([documents[d] for d in subset])) for system, documents in scores.items()}
+            correlations.append(rank_correlation(means, reference, level="system"))
+        successes += correlations[0] > correlations[1]
+    test = binomtest(successes, len(subsets), alternative="greater")
+    return {"successes": successes, "subsets": len(subsets), "success_rate": successes / len(subsets),
+            "p_value": float(test.pvalue)}
 
 
 def _flatten(values, path=()) -> dict:
@@ -283,13 +316,20 @@ def pooled_score(judgments: Mapping[str, np.ndarray], eta: Mapping[str, float], 
     return sum(weight * counts[source] * judgments[source] for source, weight in eta.items()) / total
 
 
-def _selfcheck(table: dict, given: Optional[Mapping[str, float]]) -> tuple[dict, dict]:
-    """SelfCheck score per model (its own judgments pooled over all sentences) and per (model, document)."""
+def system_score(sentence_scores: Mapping[str, np.ndarray], aggregation: str) -> float:
+    """A system's score from its per-document sentence scores: all sentences pooled, or the mean of document means."""
+    if aggregation == "sentence":
+        return float(np.concatenate(list(sentence_scores.values())).mean())
+    return float(np.mean([values.mean() for values in sentence_scores.values()]))
+
+
+def _selfcheck(table: dict, given: Optional[Mapping[str, float]], aggregation: str) -> tuple[dict, dict]:
+    """SelfCheck score per model (its own judgments, aggregated as the system scores are) and per (model, document)."""
     pooled, per_document = dict(given or {}), defaultdict(dict)
     for system, passages in table.items():
         own = {document: sources[system] for document, sources in passages.items() if system in sources}
         if own:
-            pooled.setdefault(system, float(np.concatenate(list(own.values())).mean()))
+            pooled.setdefault(system, system_score(own, aggregation))
             per_document[system] = {document: float(values.mean()) for document, values in own.items()}
     return pooled, per_document
 
@@ -342,11 +382,14 @@ def aggregate(
     evidence_modality: Optional[Mapping[str, str]] = None,
     selfcheck_scores: Optional[Mapping[str, float]] = None,
     num_samples: Optional[Mapping] = None,
+    aggregation: str = "sentence",
 ) -> dict:
     """CrossCheck scores from a table made by `build_table` (see the module description for the outputs);
     `num_samples` is a table of sample counts made by `build_counts` (default: equal counts)."""
     if weighting not in WEIGHTINGS:
         raise ValueError(f"`weighting` is {weighting!r}; use one of {', '.join(WEIGHTINGS)}.")
+    if aggregation not in AGGREGATIONS:
+        raise ValueError(f"`aggregation` is {aggregation!r}; use one of {', '.join(AGGREGATIONS)}.")
     if not _check_real("temperature", temperature) > 0:
         raise ValueError(f"`temperature` is {temperature!r}; it must be positive.")
     for name, value in (selfcheck_scores or {}).items():
@@ -358,11 +401,11 @@ def aggregate(
             raise ValueError(
                 f"`evidence_models` names {unknown}, which no record has as evidence; the records hold {sorted(known)}."
             )
-    selfcheck, selfcheck_doc = _selfcheck(table, selfcheck_scores)
+    selfcheck, selfcheck_doc = _selfcheck(table, selfcheck_scores, aggregation)
     results = {"scores": {}, "eta": {}, "document_scores": {}, "sentence_scores": {}, "missing_evidence": {}}
     used_selfcheck = {}
     for system, passages in table.items():
-        system_sentences, results["document_scores"][system], results["sentence_scores"][system] = [], {}, {}
+        system_sentences, results["document_scores"][system], results["sentence_scores"][system] = {}, {}, {}
         system_eta, expected_sources = {}, None
         for document, available in passages.items():
             where = f"system {system!r}, document {document!r}"
@@ -382,7 +425,7 @@ def aggregate(
                 counts = num_samples[system][document] if num_samples is not None else dict.fromkeys(eta, 1)
                 group_scores.append(pooled_score(available, eta, counts))
             sentence_scores = np.min(group_scores, axis=0)
-            system_sentences.append(sentence_scores)
+            system_sentences[document] = sentence_scores
             results["sentence_scores"][system][document] = sentence_scores.tolist()
             results["document_scores"][system][document] = float(sentence_scores.mean())
             system_eta[document] = document_eta
@@ -390,7 +433,7 @@ def aggregate(
             missing = set(evidence_models) - expected_sources - (set() if include_self else {system})
             if missing:
                 results["missing_evidence"][system] = sorted(missing)
-        results["scores"][system] = float(np.concatenate(system_sentences).mean())
+        results["scores"][system] = system_score(system_sentences, aggregation)
         results["eta"][system] = system_eta if weighting == "query" else next(iter(system_eta.values()))
         if weighting != "uniform":
             used_selfcheck.update({source: selfcheck[source] for source in expected_sources if source in selfcheck})

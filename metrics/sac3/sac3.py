@@ -61,6 +61,13 @@ Returns:
     accuracy (`dict` of `str` to `float`): with labels, the share of items whose prediction equals the label.
     auroc (`dict` of `str` to `float` or `None`): with labels, the area under the ROC curve (hallucinated = positive);
         None when the labels hold one class only.
+    confidence (`dict` of `str` to `list` of `float`): per score ("sc2", "sac3_q", "sac3_m", "sac3_qm"), per item, the
+        mean over samples of the judge's verbalized probability that the pair is inconsistent: p for a "No", 1 - p for
+        a "Yes", C where no probability is given; an unparseable guess is handled as `unparseable` says (SAC3's
+        Tables 3-5 "Confidence" columns).
+    confidence_accuracy (`dict` of `str` to `float`): with labels, the share of items whose confidence > threshold
+        equals the label.
+    confidence_auroc (`dict` of `str` to `float` or `None`): with labels, the AUROC of the confidence.
     probabilities (`dict` of `str` to `list` of `list`): the verbalized probabilities per argument, item and sample
         (None where absent).
     num_unparseable (`int`): how many judge strings could not be parsed.
@@ -165,11 +172,20 @@ def _check_items(name: str, items, n_items: Optional[int]) -> None:
                 raise ValueError(f"`{name}[{i}][{j}]` is {type(text).__name__}, not a judge string.")
 
 
-def _consistency_scores(name: str, items, unparseable: str, failures: list) -> tuple[list, list]:
-    """Mean C per item and the parsed probabilities; unparseable strings are appended to `failures`."""
-    scores, probabilities = [], []
+def inconsistency_confidence(value: int, probability: Optional[float]) -> float:
+    """The judge's verbalized probability that a pair is inconsistent: p for a "No" (C = 1), 1 - p for a "Yes";
+    C itself when the string gives no probability."""
+    if probability is None:
+        return float(value)
+    return probability if value == 1 else 1.0 - probability
+
+
+def _consistency_scores(name: str, items, unparseable: str, failures: list) -> tuple[list, list, list]:
+    """Mean C per item, mean verbalized confidence per item and the parsed probabilities; unparseable strings are
+    appended to `failures`."""
+    scores, confidences, probabilities = [], [], []
     for i, strings in enumerate(items):
-        values, item_probabilities = [], []
+        values, item_confidences, item_probabilities = [], [], []
         for j, text in enumerate(strings):
             value, probability = parse_judgment(text)
             item_probabilities.append(probability)
@@ -179,14 +195,16 @@ def _consistency_scores(name: str, items, unparseable: str, failures: list) -> t
                     continue
                 value = 1
             values.append(value)
+            item_confidences.append(inconsistency_confidence(value, probability))
         if not values:
             raise ValueError(
                 f"`{name}[{i}]`: no judge string could be parsed, so the item has no score; "
                 f'use unparseable="inconsistent" or fix the judge output.'
             )
         scores.append(sum(values) / len(values))
+        confidences.append(sum(item_confidences) / len(item_confidences))
         probabilities.append(item_probabilities)
-    return scores, probabilities
+    return scores, confidences, probabilities
 
 
 def _check_labels(labels, n_items: int) -> list[bool]:
@@ -251,9 +269,10 @@ class Sac3(evaluate.Metric):
             _check_items(name, items, n_items)
 
         failures: list = []
-        scores, probabilities = {}, {}
+        scores, confidence, probabilities = {}, {}, {}
         for name, items in arguments.items():
-            scores[_SCORES[name]], probabilities[name] = _consistency_scores(name, items, unparseable, failures)
+            score = _SCORES[name]
+            scores[score], confidence[score], probabilities[name] = _consistency_scores(name, items, unparseable, failures)
         if "sac3_m" in scores and "sac3_qm" in scores:
             scores["sac3_all"] = [
                 q + lambda_weight * (m + qm)
@@ -261,13 +280,18 @@ class Sac3(evaluate.Metric):
             ]
 
         predictions = {name: [score > threshold for score in values] for name, values in scores.items()}
-        results = {"scores": scores, "predictions": predictions}
+        results = {"scores": scores, "predictions": predictions, "confidence": confidence}
         if labels is not None:
             labels = _check_labels(labels, n_items)
             results["accuracy"] = {
                 name: float(np.mean([p == label for p, label in zip(values, labels)]))
                 for name, values in predictions.items()
             }
+            results["confidence_accuracy"] = {
+                name: float(np.mean([(value > threshold) == label for value, label in zip(values, labels)]))
+                for name, values in confidence.items()
+            }
+            results["confidence_auroc"] = {name: roc_auc(labels, values) for name, values in confidence.items()}
             results["auroc"] = {name: roc_auc(labels, values) for name, values in scores.items()}
         results.update(probabilities=probabilities, num_unparseable=len(failures), unparseable=failures)
         return results

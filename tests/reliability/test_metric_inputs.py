@@ -1,5 +1,5 @@
 """Metric inputs: NaN, inf, numeric strings, bools and wrong containers are a ValueError naming the argument
-(and index) in all five metrics; None is accepted exactly where the cards document it."""
+(and index) in all six metrics; None is accepted exactly where the cards document it."""
 import math
 
 import evaluate
@@ -42,6 +42,12 @@ BAD = [
      "predictions must be a list, got NoneType"),
     ("mhalubench", dict(predictions=["hallucination", math.nan], references=["hallucination"] * 2,
                         segment_ids=["s", "s"]), r"predictions\[1\] is nan"),
+    ("sentence_detection", dict(predictions=[[0.1, math.nan]], references=[["accurate"] * 2]),
+     r"`predictions\[0\]\[1\]` is nan"),
+    ("sentence_detection", dict(predictions=[[math.inf]], references=[["accurate"]]), r"`predictions\[0\]\[0\]` is inf"),
+    ("sentence_detection", dict(predictions=[[0.1]], references=[[math.nan]]), r"`references\[0\]\[0\]` is"),
+    ("sentence_detection", dict(predictions=[[0.1]], references=[["accurate"]], drop_all_major="yes"),
+     r"`drop_all_major` is 'yes'"),
 ]
 
 
