@@ -5,18 +5,39 @@
 - GET  /api/datasets/<repo>/tree/<rev>?recursive=.. the file list: [{"type": "file", "path", "size", "oid"}]
 - HEAD / GET /datasets/<repo>/resolve/<rev>/<path> the file, with X-Repo-Commit, ETag and Content-Length
 
+and, for pushes (`HfApi.create_repo`, `create_commit`, `get_repo_discussions`, `model_info`, `whoami`), on
+dataset and model repos alike (`models`: model repo id -> Repo):
+
+- GET  /api/whoami-v2                               the token's user, `user`
+- POST /api/repos/create                            a new empty repo; 409 when it exists (exist_ok reads that)
+- POST /api/validate-yaml                           a card's YAML header: 400 unless it is a mapping
+- GET  /api/<kind>s/<repo>                          repo info at main
+- POST /api/<kind>s/<repo>/preupload/<rev>          every file "regular" (its bytes travel in the commit)
+- POST /api/<kind>s/<repo>/commit/<rev>             a commit to main, to refs/pr/N, or (create_pr=1) a new PR
+- GET  /api/<kind>s/<repo>/discussions              the PRs, filtered by type, status and author as the Hub does
+- HEAD / GET /<repo>/resolve/<rev>/<path>           a model repo's file (refs/pr/N too)
+- HEAD / GET /spaces/<repo>/resolve/<rev>/<path>    a Space's file (`spaces`: Space repo id -> Repo; pushed like the
+                                                    others, with `type: space`; evaluate.load("ORG/<name>") reads here)
+
 Unknown repos answer 404 with X-Error-Code RepoNotFound, unknown revisions RevisionNotFound, as the Hub does.
-`requests` records (method, path) of every call.
+`requests` records (method, path) of every call, `seen` each call's {method, url, headers, body}, `commits`
+every commit accepted ({kind, repo, revision, create_pr, summary, files, deleted}) and `pulls[(kind, repo)]`
+every PR opened ({num, title, author, status, repo: its Repo}).
 """
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import threading
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from urllib.parse import unquote, urlparse
+from urllib.parse import parse_qs, unquote, urlparse
+
+import yaml
+
+KINDS = {"datasets": "dataset", "models": "model", "spaces": "space"}
 
 
 def git_oid(data: bytes) -> str:
@@ -30,10 +51,18 @@ class Repo:
 
     def __post_init__(self):
         if not self.commit:
-            digest = hashlib.sha1()
-            for path in sorted(self.files):
-                digest.update(path.encode() + b"\0" + git_oid(self.files[path]).encode())
-            self.commit = digest.hexdigest()
+            self.commit = self.content_sha()
+
+    def content_sha(self, parent: str = "") -> str:
+        digest = hashlib.sha1(parent.encode())
+        for path in sorted(self.files):
+            digest.update(path.encode() + b"\0" + git_oid(self.files[path]).encode())
+        return digest.hexdigest()
+
+    def apply(self, files: dict[str, bytes], deleted: list[str]) -> None:
+        """A commit: `files` added or replaced, `deleted` removed, a new commit sha."""
+        self.files = {p: d for p, d in {**self.files, **files}.items() if p not in deleted}
+        self.commit = self.content_sha(self.commit)
 
     @classmethod
     def from_folder(cls, folder: Path) -> "Repo":
@@ -41,11 +70,19 @@ class Repo:
 
 
 class StandInHub:
-    """Serves `repos` (dataset repo id -> Repo) until `close()`; `url` is the HF_ENDPOINT to use."""
+    """Serves `repos` (dataset repo id -> Repo) and `models` (model repo id -> Repo) until `close()`; `url` is
+    the HF_ENDPOINT to use; `user` the name the token belongs to."""
 
-    def __init__(self, repos: dict[str, Repo]):
+    def __init__(self, repos: dict[str, Repo], models: dict[str, Repo] | None = None, user: str = "me"):
         self.repos = repos
+        self.models = dict(models or {})
+        self.spaces: dict[str, Repo] = {}
+        self.user = user
         self.requests: list[tuple[str, str]] = []
+        self.seen: list[dict] = []
+        self.commits: list[dict] = []
+        self.pulls: dict[tuple[str, str], list[dict]] = {}
+        self.lock = threading.Lock()
         hub = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -57,6 +94,10 @@ class StandInHub:
 
             def do_GET(self):
                 hub.answer(self, body=True)
+
+            def do_POST(self):
+                with hub.lock:
+                    hub.answer_post(self)
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
@@ -71,10 +112,24 @@ class StandInHub:
         repo_id = "/".join(parts[:2])
         return repo_id, self.repos.get(repo_id)
 
+    def _store(self, kind: str) -> dict[str, Repo]:
+        return {"dataset": self.repos, "model": self.models, "space": self.spaces}[kind]
+
+    def _at(self, kind: str, repo_id: str, revision: str) -> Repo | None:
+        """The repo's files at `revision`: main or its commit sha, or a PR's refs/pr/N."""
+        repo = self._store(kind).get(repo_id)
+        if repo is None or revision in ("main", repo.commit):
+            return repo
+        pull = revision.removeprefix("refs/pr/")
+        return next((p["repo"] for p in self.pulls.get((kind, repo_id), []) if str(p["num"]) == pull), None)
+
     def answer(self, handler: BaseHTTPRequestHandler, body: bool) -> None:
         url = urlparse(handler.path)
         parts = [unquote(p) for p in url.path.strip("/").split("/")]
         self.requests.append((handler.command, url.path))
+        self.seen.append({"method": handler.command, "url": handler.path, "headers": dict(handler.headers), "body": b""})
+        if self.answer_push_reads(handler, url, parts, body):
+            return
         if parts[:2] == ["api", "datasets"] and len(parts) >= 6 and parts[4] in ("revision", "tree"):
             repo_id, repo = self._repo(parts[2:4])
             if error := self._missing(repo, parts[5]):
@@ -96,6 +151,116 @@ class StandInHub:
             return self._send(handler, 200, data, body, {"X-Repo-Commit": repo.commit, "ETag": f'"{git_oid(data)}"',
                                                           "Content-Type": "application/octet-stream"})
         self._send(handler, 404, b"", body, {})
+
+    def answer_push_reads(self, handler, url, parts: list[str], body: bool) -> bool:
+        """The GETs of a push (whoami, repo info, discussions, model trees and files); False for other paths."""
+        json_type = {"Content-Type": "application/json"}
+        if parts == ["api", "whoami-v2"]:
+            self._send(handler, 200, json.dumps({"type": "user", "name": self.user, "orgs": []}).encode(), body, json_type)
+            return True
+        if parts[:1] == ["api"] and len(parts) >= 4 and parts[1] in KINDS:
+            kind, repo_id = KINDS[parts[1]], "/".join(parts[2:4])
+            repo = self._store(kind).get(repo_id)
+            if repo is None and (kind == "model" or len(parts) in (4, 5)):
+                self._send(handler, 404, b'{"error": "Repository not found"}', body, {"X-Error-Code": "RepoNotFound"})
+                return True
+            if len(parts) == 4:
+                info = {"id": repo_id, "sha": repo.commit, "private": False,
+                        "siblings": [{"rfilename": p} for p in sorted(repo.files)]}
+                self._send(handler, 200, json.dumps(info).encode(), body, json_type)
+                return True
+            if parts[4] == "discussions":
+                query = {k: v[0] for k, v in parse_qs(url.query).items()}
+                pulls = [p for p in self.pulls.get((kind, repo_id), [])
+                         if query.get("type") in (None, "all", "pull_request")
+                         and query.get("status") in (None, "all", p["status"])
+                         and query.get("author") in (None, p["author"])]
+                listing = [{"num": p["num"], "title": p["title"], "status": p["status"], "isPullRequest": True,
+                            "author": {"name": p["author"]}, "createdAt": "2026-01-01T00:00:00.000Z",
+                            "repo": {"name": repo_id, "type": kind}} for p in pulls]
+                answer = {"discussions": listing, "count": len(listing), "start": 0, "numClosedDiscussions": 0}
+                self._send(handler, 200, json.dumps(answer).encode(), body, json_type)
+                return True
+            if kind == "model" and parts[4] in ("revision", "tree") and len(parts) >= 6:
+                at = self._at(kind, repo_id, parts[5])
+                if at is None:
+                    self._send(handler, 404, b'{"error": "Invalid rev id"}', body, {"X-Error-Code": "RevisionNotFound"})
+                elif parts[4] == "revision":
+                    info = {"id": repo_id, "sha": at.commit, "siblings": [{"rfilename": p} for p in sorted(at.files)]}
+                    self._send(handler, 200, json.dumps(info).encode(), body, json_type)
+                else:
+                    tree = [{"type": "file", "path": p, "size": len(d), "oid": git_oid(d)} for p, d in sorted(at.files.items())]
+                    self._send(handler, 200, json.dumps(tree).encode(), body, json_type)
+                return True
+        kind, parts = ("space", parts[1:]) if parts[:1] == ["spaces"] else ("model", parts)
+        if len(parts) >= 5 and parts[2] == "resolve" and "/".join(parts[:2]) in self._store(kind):
+            at = self._at(kind, "/".join(parts[:2]), parts[3])
+            data = None if at is None else at.files.get("/".join(parts[4:]))
+            if data is None:
+                self._send(handler, 404, b"", body, {"X-Error-Code": "EntryNotFound" if at else "RevisionNotFound"})
+            else:
+                self._send(handler, 200, data, body, {"X-Repo-Commit": at.commit, "ETag": f'"{git_oid(data)}"',
+                                                      "Content-Type": "application/octet-stream"})
+            return True
+        return False
+
+    def answer_post(self, handler: BaseHTTPRequestHandler) -> None:
+        """Repo creation, card YAML validation, preupload and commits (to main, a PR or a new PR)."""
+        url = urlparse(handler.path)
+        parts = [unquote(p) for p in url.path.strip("/").split("/")]
+        self.requests.append((handler.command, url.path))
+        payload = handler.rfile.read(int(handler.headers.get("Content-Length") or 0))
+        self.seen.append({"method": handler.command, "url": handler.path, "headers": dict(handler.headers), "body": payload})
+        json_type = {"Content-Type": "application/json"}
+        if parts == ["api", "repos", "create"]:
+            request = json.loads(payload)
+            kind, repo_id = request.get("type") or "model", f"{request['organization']}/{request['name']}"
+            prefix = "" if kind == "model" else f"{kind}s/"
+            answer = json.dumps({"url": f"{self.url}/{prefix}{repo_id}"}).encode()
+            if repo_id in self._store(kind):
+                return self._send(handler, 409, answer, True, json_type)
+            self._store(kind)[repo_id] = Repo({})
+            return self._send(handler, 200, answer, True, json_type)
+        if parts == ["api", "validate-yaml"]:
+            front = json.loads(payload)["content"].split("---\n")[1]
+            ok = isinstance(yaml.safe_load(front), dict)
+            return self._send(handler, 200 if ok else 400, json.dumps({"errors": [] if ok else [{"message": "bad"}]}).encode(),
+                              True, json_type)
+        if parts[:1] == ["api"] and len(parts) >= 6 and parts[1] in KINDS and parts[4] in ("preupload", "commit"):
+            kind, repo_id, revision = KINDS[parts[1]], "/".join(parts[2:4]), "/".join(parts[5:])
+            at = self._at(kind, repo_id, revision)
+            if at is None:
+                missing = "RepoNotFound" if repo_id not in self._store(kind) else "RevisionNotFound"
+                return self._send(handler, 404, b'{"error": "not found"}', True, {"X-Error-Code": missing})
+            if parts[4] == "preupload":
+                files = [{"path": f["path"], "uploadMode": "regular", "shouldIgnore": False, "oid": None}
+                         for f in json.loads(payload)["files"]]
+                return self._send(handler, 200, json.dumps({"files": files}).encode(), True, json_type)
+            return self._commit(handler, kind, repo_id, revision, at, url, payload)
+        self._send(handler, 404, b"", True, {})
+
+    def _commit(self, handler, kind: str, repo_id: str, revision: str, at: Repo, url, payload: bytes) -> None:
+        lines = [json.loads(line) for line in payload.splitlines() if line.strip()]
+        files = {line["value"]["path"]: base64.b64decode(line["value"]["content"])
+                 for line in lines if line["key"] == "file"}
+        deleted = [line["value"]["path"] for line in lines if line["key"] == "deletedFile"]
+        create_pr = parse_qs(url.query).get("create_pr") == ["1"]
+        prefix = "" if kind == "model" else f"{kind}s/"
+        pull_url = None
+        if create_pr:
+            pulls = self.pulls.setdefault((kind, repo_id), [])
+            pull = {"num": len(pulls) + 1, "title": lines[0]["value"]["summary"], "author": self.user,
+                    "status": "open", "repo": Repo(dict(at.files), commit=at.commit)}
+            pulls.append(pull)
+            at, revision = pull["repo"], f"refs/pr/{pull['num']}"
+        if revision.startswith("refs/pr/"):
+            pull_url = f"{self.url}/{prefix}{repo_id}/discussions/{revision.removeprefix('refs/pr/')}"
+        at.apply(files, deleted)
+        self.commits.append({"kind": kind, "repo": repo_id, "revision": revision, "create_pr": create_pr,
+                             "summary": lines[0]["value"]["summary"], "files": files, "deleted": deleted})
+        answer = {"commitUrl": f"{self.url}/{prefix}{repo_id}/commit/{at.commit}", "commitOid": at.commit,
+                  "pullRequestUrl": pull_url}
+        self._send(handler, 200, json.dumps(answer).encode(), True, {"Content-Type": "application/json"})
 
     @staticmethod
     def _missing(repo: Repo | None, revision: str) -> tuple[str, str] | None:
