@@ -9,6 +9,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from packaging.version import Version
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -102,11 +103,11 @@ def _requirements(wheel, wheel_files) -> list:
     return [Requirement(line.split(":", 1)[1].strip()) for line in lines if line.startswith("Requires-Dist:")]
 
 
-def _constraints() -> dict[str, str]:
+def _constraints(name: str = "constraints.txt") -> dict[str, str]:
     from packaging.utils import canonicalize_name
 
     pins = {}
-    for line in (ROOT / "constraints.txt").read_text().splitlines():
+    for line in (ROOT / name).read_text().splitlines():
         line = line.split("#")[0].strip()
         if line:
             name, version = line.split("==")
@@ -127,3 +128,16 @@ def test_requirements_are_ranges_and_the_tested_pins_satisfy_them(wheel, wheel_f
         name = canonicalize_name(req.name)
         assert name in pins, f"{req.name} has no tested version in constraints.txt"
         assert req.specifier.contains(pins[name], prereleases=True), f"constraints.txt {name}=={pins[name]} is outside {req}"
+
+
+def test_constraints_min_pins_each_library_at_its_declared_floor(wheel, wheel_files):
+    """What CI's lowest-versions job installs is exactly the lower bound setup.cfg declares, so that job tests the floor."""
+    from packaging.utils import canonicalize_name
+
+    floors = {canonicalize_name(req.name): next(spec.version for spec in req.specifier if spec.operator == ">=")
+              for req in _requirements(wheel, wheel_files) if any(spec.operator == ">=" for spec in req.specifier)}
+    lowest = _constraints("constraints-min.txt")
+    assert {"transformers", "huggingface-hub", "datasets", "accelerate", "evaluate"} <= set(lowest)
+    for name, version in lowest.items():
+        assert name in floors, f"constraints-min.txt pins {name}, which setup.cfg does not require with a floor"
+        assert Version(version) == Version(floors[name]), f"constraints-min.txt {name}=={version}, setup.cfg >= {floors[name]}"
