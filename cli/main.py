@@ -10,6 +10,8 @@ import importlib
 import sys
 from importlib.metadata import version
 
+import hallubench.metrics  # noqa: F401  its import puts the metrics into evaluate's cache (bare-name evaluate.load)
+
 # Each module exposes `register(subparsers)`, adding its parser with `func=handler(args) -> int`.
 COMMANDS: dict[str, str] = {
     "demo": "run the main job offline on the embedded mini benchmarks",

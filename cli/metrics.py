@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from hallubench.metrics import install as metrics
 
@@ -20,15 +21,35 @@ def _install(args: argparse.Namespace) -> int:
     return 0
 
 
+def _metric_name(name: str) -> str:
+    # not argparse `choices`: with nargs="*" Python 3.11 checks the empty default against them and fails
+    if name not in metrics.available():
+        raise argparse.ArgumentTypeError(f"invalid choice: {name!r} (choose from {', '.join(metrics.available())})")
+    return name
+
+
+def _spaces(args: argparse.Namespace) -> dict[str, str]:
+    """Metric name -> Space repo id, from --namespace (every metric named, default all) or --repo (one)."""
+    names = args.names or list(metrics.available())
+    if args.repo:
+        if len(names) != 1:
+            raise SystemExit("hallubench metrics push: --repo names one Space; give one metric, or use --namespace ORG")
+        return {names[0]: args.repo}
+    return {name: f"{args.namespace}/{name}" for name in names}
+
+
 def _push(args: argparse.Namespace) -> int:
+    spaces = _spaces(args)
     if args.dry_run:
-        folder = metrics.layout_space(args.name, args.out or f"{args.name}-space")
-        print(f"dry run: laid {args.name} out as a Space in {folder} (not uploaded to {args.repo}):")
-        for path in sorted(folder.iterdir()):
-            print(f"  {path.name}")
+        for name, repo in spaces.items():
+            folder = metrics.layout_space(name, Path(args.out or ".") / f"{name}-space")
+            print(f"dry run: laid {name} out as a Space in {folder} (not uploaded to {repo}):")
+            for path in sorted(folder.iterdir()):
+                print(f"  {path.name}")
         return 0
-    url = metrics.push(args.name, args.repo, out=args.out, token=args.token)
-    print(f"uploaded {args.name} to {url}")
+    for name, repo in spaces.items():
+        url = metrics.push(name, repo, token=args.token)
+        print(f'uploaded {name} to {url}: evaluate.load("{repo}") loads it')
     return 0
 
 
@@ -42,10 +63,13 @@ def register(subparsers: argparse._SubParsersAction, summary: str) -> None:
     install.add_argument("--modules-cache", help="evaluate's modules cache (default: $HF_MODULES_CACHE or ~/.cache/huggingface/modules)")
     install.set_defaults(func=_install)
 
-    push = commands.add_parser("push", help="publish a metric as an evaluate Space on the Hub")
-    push.add_argument("name", choices=list(metrics.available()), help="the metric")
-    push.add_argument("--repo", required=True, help="the Space, e.g. my-org/pa_hr")
-    push.add_argument("--out", help="lay the Space out in this folder (kept); default a temporary one")
-    push.add_argument("--dry-run", action="store_true", help="only lay it out (in --out, default ./<name>-space); upload nothing")
+    push = commands.add_parser("push", help="publish metrics as evaluate Spaces on the Hub (evaluate.load('ORG/<name>'))")
+    push.add_argument("names", nargs="*", metavar="NAME", type=_metric_name,
+                      help=f"the metrics (default: all of {', '.join(metrics.available())})")
+    where = push.add_mutually_exclusive_group(required=True)
+    where.add_argument("--namespace", help="the user or organization: each metric goes to the Space NAMESPACE/<name>")
+    where.add_argument("--repo", help="the Space of the one metric named, e.g. my-org/pa_hr")
+    push.add_argument("--out", help="with --dry-run: lay each Space out in OUT/<name>-space (default ./<name>-space)")
+    push.add_argument("--dry-run", action="store_true", help="only lay the Spaces out; upload nothing")
     push.add_argument("--token", help="Hub token (default: the logged-in one / HF_TOKEN)")
     push.set_defaults(func=_push)

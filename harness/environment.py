@@ -8,7 +8,7 @@ from pathlib import Path
 
 from hallubench.harness.results_schema import Environment
 
-PACKAGES = ("hallubench", "torch", "transformers", "accelerate", "datasets", "evaluate", "numpy", "decord", "librosa")
+PACKAGES = ("hallubench", "torch", "transformers", "accelerate", "datasets", "evaluate", "numpy", "av", "librosa")
 
 
 def _version(name: str) -> str:

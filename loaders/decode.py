@@ -1,15 +1,20 @@
-"""Decoder calls run inside the guard's helper process (see guard.py): video frames with decord,
-audio tracks with PyAV (FFmpeg's libraries in this process, which also read the track's rate and
-declared duration: no ffprobe start per file). They report progress as they decode; call them
-through `run_guarded`, not directly."""
+"""Decoder calls run inside the guard's helper process (see guard.py), both with PyAV (FFmpeg's libraries in this
+process: no ffprobe start per file, and wheels for every platform): sampled video frames, and whole audio tracks
+(with the track's rate and declared duration). They report progress as they decode; call them through
+`run_guarded`, not directly.
+
+Video frames are numbered as decord 0.6 (hallubench's reader before) numbered them, so indices and timestamps
+stay comparable across releases (tests/test_loaders_video.py checks frame for frame against decord): frame i is
+the packet with the i-th smallest pts, starting at pts * time_base seconds, ending at (pts + duration) *
+time_base; the header's frame count is the stream's nb_frames; the fps its average rate.
+"""
 from __future__ import annotations
 
-import re
 from bisect import bisect_right
 from contextlib import contextmanager
+from dataclasses import dataclass
 
 import av
-import decord
 import numpy as np
 
 from .errors import CorruptMediaError, EmptyMediaError, NoAudioTrackError
@@ -17,69 +22,104 @@ from .helper import output_array, report_progress
 from .sampling import sample_indices
 
 STEP = 8  # frames decoded between two progress reports
-PACKET_STEP = 256  # audio frames decoded between two progress reports (~6 s of AAC at 44.1 kHz)
-
-decord.logging.set_level(decord.logging.QUIET)
+PACKET_STEP = 256  # audio frames (or video packets demuxed) between two progress reports
 
 
-@contextmanager
-def _decord_errors(path: str, what: str):
-    """Turn decord's exceptions into MediaErrors naming the file."""
-    try:
-        yield
-    except (decord.DECORDError, RuntimeError) as error:  # RuntimeError: decord could not open the container
-        lines = [line for line in str(error).strip().splitlines() if line.strip()]
-        reason = re.sub(r"^(\[[\d:]+\] \S+: )+", "", lines[-1])[:300] if lines else type(error).__name__
-        raise CorruptMediaError(path, f"cannot decode the {what} ({reason}); re-download or re-encode it "
-                                      "with ffmpeg") from None
+@dataclass
+class _Index:
+    """Every frame present, in presentation order: its pts, start and end in seconds; which are keyframes."""
+
+    pts: list[int]
+    times: np.ndarray  # (frames, 2) float: start, end
+    keys: list[int]  # frame numbers of the keyframes, ascending
+
+
+def _index(stream, path: str) -> _Index:
+    """Demux every packet of `stream` (no decoding), as decord does on opening a file."""
+    packets = []
+    for count, packet in enumerate(stream.container.demux(stream)):
+        pts = packet.pts if packet.pts is not None else packet.dts
+        if pts is not None and packet.size:  # the empty packet that ends the stream has neither
+            packets.append((pts, packet.duration or 0, packet.is_keyframe))
+        if count % PACKET_STEP == 0:
+            report_progress(0)
+    if not packets:
+        raise EmptyMediaError(path, "video has no frames")
+    packets.sort(key=lambda packet: packet[0])
+    base = float(stream.time_base)
+    times = np.array([(pts * base, (pts + duration) * base) for pts, duration, _ in packets], dtype=np.float64)
+    return _Index([pts for pts, *_ in packets], times, [i for i, (*_, key) in enumerate(packets) if key])
+
+
+def _header_frames(stream, fps: float, present: int) -> int:
+    """The frame count the header claims: nb_frames, else estimated from the declared duration."""
+    if stream.frames:
+        return stream.frames
+    if stream.duration is not None and stream.time_base is not None and fps > 0:
+        return round(float(stream.duration * stream.time_base) * fps)
+    return present
 
 
 def video_frames(path: str, sampling: dict) -> dict:
     """The frames `sample_indices(**sampling)` picks, with their indices and start times, the
     average fps, how many frames the header claims and how many exist, and where the last one ends."""
-    with _decord_errors(path, "video"):
-        try:
-            reader = decord.VideoReader(path, ctx=decord.cpu(0))
-        except AssertionError:  # decord asserts a positive frame count
-            raise EmptyMediaError(path, "video has no frames") from None
-        # Opening demuxes every packet and records one (start, stop) per frame present. len() instead
-        # trusts the header, and a frame past the real end can make get_batch spin (decord issue 373).
-        reader.get_frame_timestamp(0)
-        times = reader._frame_pts  # private, but fixed by the decord==0.6.0 pin
-        total = min(len(reader), len(times))
-        if total == 0:
-            raise EmptyMediaError(path, "video has no frames")
-        native_fps = float(reader.get_avg_fps())
-        report_progress(0)  # opened: demuxing the whole file is the longest step without a report
+    with _av_errors(path, "video"), av.open(path) as container:
+        if not container.streams.video:  # none, or a damaged file: load_video asks ffprobe which
+            raise CorruptMediaError(path, "no video stream could be parsed; re-download or re-encode it")
+        stream = container.streams.video[0]
+        stream.thread_type = "AUTO"
+        index = _index(stream, path)
+        present = len(index.pts)
+        rate = stream.average_rate or stream.guessed_rate
+        native_fps = float(rate) if rate else present / max(float(index.times[-1, 1] - index.times[0, 0]), 1e-9)
+        header = _header_frames(stream, native_fps, present)
+        total = min(header, present)
         indices = sample_indices(total, native_fps, **sampling)
-        frames = read_frames(reader, indices)
-    return {"frames": frames, "indices": indices, "timestamps": times[indices, 0].astype(float).tolist(),
-            "native_fps": native_fps, "header_frames": len(reader), "present_frames": len(times),
-            "end": float(times[total - 1, 1])}
+        frames = read_frames(container, stream, index, indices, path)
+    return {"frames": frames, "indices": indices, "timestamps": index.times[indices, 0].tolist(),
+            "native_fps": native_fps, "header_frames": header, "present_frames": present,
+            "end": float(index.times[total - 1, 1])}
 
 
-def read_frames(reader: decord.VideoReader, indices: list[int]) -> np.ndarray:
-    """What `reader.get_batch(indices)` returns, decoded in steps the watchdog can see: like decord's
-    accurate seek, jump to the keyframe at or before an index unless the reader is already in its
-    group of pictures, decode forward STEP frames at a time, then read the frame into the output.
-    (`seek`, not `seek_accurate`: after the latter decord 0.6 ignores the next `skip_frames`.)"""
-    keys = reader.get_key_indices()
-    frames, position, decoded = None, None, 0  # position: the index reader.next() returns
-    for slot, index in enumerate(indices):
-        key = keys[bisect_right(keys, index) - 1] if keys and keys[0] <= index else 0
-        if position is None or not key <= position <= index:
-            reader.seek(key)
-            position = key
-        while position < index:
-            step = min(STEP, index - position)
-            reader.skip_frames(step)
-            position, decoded = position + step, decoded + step
-            report_progress(decoded)
-        frame = reader.next().asnumpy()
-        position, decoded = position + 1, decoded + 1
+def read_frames(container, stream, index: _Index, indices: list[int], path: str) -> np.ndarray:
+    """Frames `indices` (ascending) as RGB: for each, seek to the keyframe at or before it unless the decoder
+    is already in that group of pictures, then decode forward, telling frames apart by their pts. (Should a
+    seek land past the frame, as seeking by dts can, decoding starts over from the first keyframe.)"""
+    number = {pts: i for i, pts in enumerate(index.pts)}
+    frames, position, decoded, decoding = None, None, 0, iter(())  # position: the last frame decoded, if known
+
+    def seek(key: int):
+        nonlocal position
+        container.seek(index.pts[key], stream=stream, backward=True, any_frame=False)
+        position = None
+        return container.decode(stream)
+
+    for slot, wanted in enumerate(indices):
+        key = index.keys[bisect_right(index.keys, wanted) - 1] if index.keys and index.keys[0] <= wanted else 0
+        if position is None or not key <= position + 1 <= wanted:
+            decoding = seek(key)
+        image = None
+        while (frame := next(decoding, None)) is not None:
+            decoded += 1
+            if decoded % STEP == 0:
+                report_progress(decoded)
+            at = number.get(frame.pts)
+            if at is not None and at > wanted and position is None and key > 0:
+                decoding, key = seek(0), 0
+                continue
+            if at is not None:
+                position = at
+            if at == wanted:
+                image = frame.to_ndarray(format="rgb24", interpolation="BICUBIC")
+                break
+            if at is not None and at > wanted:
+                break
+        if image is None:
+            raise CorruptMediaError(path, f"frame {wanted} of {len(index.pts)} could not be decoded; re-download "
+                                          "or re-encode the file with ffmpeg")
         if frames is None:
-            frames = output_array((len(indices), *frame.shape), frame.dtype)
-        frames[slot] = frame
+            frames = output_array((len(indices), *image.shape), image.dtype)
+        frames[slot] = image
         report_progress(decoded)
     return frames
 

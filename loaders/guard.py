@@ -1,8 +1,8 @@
 """Run native decoding in a child process watched for progress, so a decoder that hangs or crashes
 cannot take the caller down, while a slow decode on a busy machine still finishes.
 
-decord's get_batch can spin forever inside C++ while holding the GIL (it ignores signals and
-SIGTERM), and can abort the process on malformed input. So decoding runs in one long-lived helper
+A native decoder can spin forever inside C++ while holding the GIL (decord's get_batch did: it ignores
+signals and SIGTERM), and can abort the process on malformed input. So decoding runs in one long-lived helper
 process per parent process: a call sends `(target, args)` and the target reports progress as it
 decodes (frames or packets, see helper.report_progress). The watchdog kills the helper when no
 progress arrives for `timeout` seconds (a hang), or when a generous total bound scaled to the work
@@ -26,7 +26,7 @@ from . import shared
 from .errors import CorruptMediaError, MediaTimeoutError
 
 
-STARTUP_TIMEOUT = 60.0  # seconds for a new helper to import decord and say it is ready
+STARTUP_TIMEOUT = 60.0  # seconds for a new helper to import PyAV and say it is ready
 
 
 class _Helper:
@@ -47,7 +47,7 @@ class _Helper:
         if not (self.replies.poll(STARTUP_TIMEOUT) and self._said_ready()):
             self.close()
             raise RuntimeError(f"the media decoding helper did not start; run `{sys.executable} -m "
-                               "hallubench.loaders.helper` to see why (is decord installed?)")
+                               "hallubench.loaders.helper` to see why (is PyAV installed?)")
 
     def _said_ready(self) -> bool:
         try:

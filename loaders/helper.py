@@ -110,7 +110,7 @@ def _serve(request_fd: int, reply_fd: int) -> None:
     global _replies, _prefix, _reported
     requests = Connection(request_fd, writable=False)
     _replies = Connection(reply_fd, readable=False)
-    importlib.import_module("hallubench.loaders.decode")  # load decord before the first deadline starts
+    importlib.import_module("hallubench.loaders.decode")  # load PyAV before the first deadline starts
     _replies.send("ready")
     while True:
         try:

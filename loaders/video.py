@@ -1,4 +1,4 @@
-"""Load uniformly sampled video frames with decord, recording exactly which frames were used."""
+"""Load uniformly sampled video frames with PyAV, recording exactly which frames were used."""
 from __future__ import annotations
 
 import warnings
@@ -54,7 +54,7 @@ def load_video(path: str | Path, num_frames: int = 8, fps: float | None = None, 
 
 
 def _raise_precise_error(path: Path) -> None:
-    """After decord failed: ffprobe tells an empty or video-less file from a corrupt one (and raises
+    """After decoding failed: ffprobe tells an empty or video-less file from a corrupt one (and raises
     with its own reason when it cannot parse the file either). Returns if it finds nothing wrong."""
     info = probe(path)
     if info.video is None or info.video.packets == 0:

@@ -6,8 +6,11 @@ Loading by bare name. `evaluate.load("<name>")` (evaluate 0.4.6, `evaluation_mod
 3. when step 2 fails, the newest cached copy of such a canonical module,
    $HF_MODULES_CACHE/evaluate_modules/metrics/evaluate-metric--<name>/<64-hex hash>/<name>.py
    (default HF_MODULES_CACHE ~/.cache/huggingface/modules; every folder on the way holds __init__.py).
-`hallubench metrics install` (`install.install`) writes exactly that copy for every packaged metric, so
-step 3 finds it. Online, step 2 finds no such Space (a 404, or a 401 when anonymous; either ends in
+`install.install` writes exactly that copy for every packaged metric, so step 3 finds it. Importing this
+package (and so every `hallubench` command) runs `install.ensure_installed`, which installs only when the
+cached copies are not this hallubench's (a content-hash check on five small files, no evaluate import):
+after `pip install hallubench` or an upgrade, the first use makes bare names work in that HF_HOME.
+`hallubench metrics install` does the same explicitly, e.g. into another --modules-cache. Online, step 2 finds no such Space (a 404, or a 401 when anonymous; either ends in
 step 3), so the installed copy still answers.
 
 Without network, step 2 costs whatever the network makes it cost, once per namespace (three times): a
@@ -17,8 +20,9 @@ failing at once ~1.5 s (a 0.5 s retry back-off per namespace); a proxy that acce
 answers 334 s (= 3 x (10 s + 100 s)). evaluate 0.4.6 ignores HF_HUB_OFFLINE (same 1.5 s);
 HF_EVALUATE_OFFLINE=1 skips step 2 entirely (0.02-0.1 s), so set it on machines without network.
 
-`hallubench metrics push <name> --repo <space>` publishes a metric as an evaluate Space instead
-(`install.layout_space`, `install.push`).
+`hallubench metrics push --namespace ORG` publishes the metrics as evaluate Spaces ORG/<name>, which
+`evaluate.load("ORG/<name>")` loads online as it does any community metric (`install.layout_space`,
+`install.push`).
 """
 from pathlib import Path
 
@@ -29,3 +33,7 @@ from hallubench.registry import METRICS
 for _folder in sorted(Path(__file__).resolve().parent.iterdir()):
     if (_folder / f"{_folder.name}.py").is_file():
         METRICS.register(_folder.name, _folder / f"{_folder.name}.py")
+
+from hallubench.metrics.install import ensure_installed  # noqa: E402  (needs the registrations above)
+
+ensure_installed()

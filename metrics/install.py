@@ -5,13 +5,18 @@ evaluate-metric/<name> (then evaluate-comparison/, evaluate-measurement/), and w
 the newest cached copy of that canonical module:
 <HF_MODULES_CACHE>/evaluate_modules/metrics/evaluate-metric--<name>/<64-hex hash>/<name>.py, every
 folder on the way a package (__init__.py). `install` writes exactly that copy, so the last step finds
-it offline and online alike (the Hub has no evaluate-metric Space of these names).
+it offline and online alike (the Hub has no evaluate-metric Space of these names). The hash is the
+sha256 of the script, so `ensure_installed` (run by `import hallubench.metrics` and by the CLI) tells
+from file names alone whether this hallubench's metrics are the ones cached, without importing evaluate.
 """
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 import shutil
 import tempfile
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,41 +46,55 @@ def script(name: str) -> Path:
         raise ValueError(err.args[0]) from None
 
 
-def _check_self_contained(name: str, path: Path) -> None:
-    from evaluate.loading import get_imports
+def default_modules_cache() -> Path:
+    """evaluate's HF_MODULES_CACHE, worked out as evaluate.config does (importing evaluate takes seconds)."""
+    from huggingface_hub import constants
 
-    relative = [imported for kind, imported, *_ in get_imports(str(path)) if kind != "library"]
-    if relative:
-        raise ValueError(f"{path} imports {relative} relatively; a metric module must be one self-contained file")
+    return Path(os.environ.get("HF_MODULES_CACHE") or Path(constants.HF_HOME) / "modules")
+
+
+def _cached_script(cache: Path, name: str, source: Path) -> Path:
+    version = hashlib.sha256(source.read_bytes()).hexdigest()
+    return cache / "evaluate_modules" / "metrics" / f"{NAMESPACE}--{name}" / version / f"{name}.py"
+
+
+def ensure_installed(cache: str | Path | None = None) -> list[Installed]:
+    """`install` unless every packaged metric, as this hallubench ships it, is already the cached copy
+    (a cheap check by content hash). A cache that cannot be written only warns: the caller goes on."""
+    cache = Path(cache) if cache is not None else default_modules_cache()
+    if all(_cached_script(cache, name, source).is_file() for name, source in available().items()):
+        return []
+    try:
+        return install(cache)
+    except OSError as error:
+        warnings.warn(f"could not put the hallubench metrics into evaluate's module cache {cache} ({error}); "
+                      'evaluate.load("<name>") will not find them by bare name. Set HF_HOME or HF_MODULES_CACHE '
+                      "to a writable folder and run `hallubench metrics install`.", stacklevel=2)
+        return []
 
 
 def install(modules_cache: str | Path | None = None) -> list[Installed]:
     """Copy every packaged metric into evaluate's module cache (default: HF_MODULES_CACHE) as the cached
-    canonical module evaluate-metric/<name>. Idempotent; older installed versions are removed, because
+    canonical module evaluate-metric/<name>. Idempotent; other cached versions are removed, because
     evaluate picks the most recently modified copy."""
-    from evaluate.loading import files_to_hash, init_dynamic_modules
     from filelock import FileLock
 
-    dynamic_modules = Path(init_dynamic_modules(hf_modules_cache=modules_cache))
-    (dynamic_modules / "metrics").mkdir(exist_ok=True)
-    (dynamic_modules / "metrics" / "__init__.py").touch()
+    cache = Path(modules_cache) if modules_cache is not None else default_modules_cache()
     installed = []
     for name, source in available().items():
-        _check_self_contained(name, source)
-        module_dir = dynamic_modules / "metrics" / f"{NAMESPACE}--{name}"
-        version = files_to_hash([str(source)])
-        target = module_dir / version / f"{name}.py"
+        target = _cached_script(cache, name, source)
+        module_dir = target.parent.parent
+        for package in (cache / "evaluate_modules", module_dir.parent, module_dir, target.parent):
+            package.mkdir(parents=True, exist_ok=True)
+            (package / "__init__.py").touch()
         with FileLock(f"{module_dir}.lock"):  # the lock evaluate itself takes on this folder
             changed = not target.is_file() or target.read_bytes() != source.read_bytes()
-            target.parent.mkdir(parents=True, exist_ok=True)
-            (module_dir / "__init__.py").touch()
-            (target.parent / "__init__.py").touch()
             if changed:
                 shutil.copyfile(source, target)
                 meta = {"original file path": str(source), "local file path": str(target)}
                 target.with_suffix(".json").write_text(json.dumps(meta), encoding="utf-8")
             for stale in module_dir.iterdir():
-                if stale.is_dir() and len(stale.name) == 64 and stale.name != version:
+                if stale.is_dir() and len(stale.name) == 64 and stale != target.parent:
                     shutil.rmtree(stale)
         installed.append(Installed(name, target, changed))
     return installed
@@ -94,8 +113,7 @@ launch_gradio_widget(module)
 def layout_space(name: str, out: str | Path) -> Path:
     """Write metric `name` into folder `out` as an evaluate Space: <name>.py, README.md (the metric card,
     whose YAML header is the Space's), app.py (the gradio widget) and requirements.txt."""
-    import datasets
-    import evaluate
+    from importlib.metadata import version
 
     source = script(name)
     card = source.with_name("README.md")
@@ -106,7 +124,7 @@ def layout_space(name: str, out: str | Path) -> Path:
     shutil.copyfile(source, out / source.name)
     shutil.copyfile(card, out / "README.md")
     (out / "app.py").write_text(_APP.format(name=name), encoding="utf-8")
-    requirements = [f"evaluate=={evaluate.__version__}", f"datasets=={datasets.__version__}"]
+    requirements = [f"evaluate=={version('evaluate')}", f"datasets=={version('datasets')}"]
     extra = source.with_name("requirements.txt")
     if extra.is_file():
         requirements += [line for line in extra.read_text(encoding="utf-8").splitlines() if line.strip()]
@@ -114,16 +132,15 @@ def layout_space(name: str, out: str | Path) -> Path:
     return out
 
 
-def push(name: str, repo_id: str, api=None, out: str | Path | None = None, token: str | None = None) -> str:
-    """Lay metric `name` out as a Space (in `out`, else a temporary folder) and upload it to Space
-    `repo_id`, creating it (gradio SDK) if needed. `api` defaults to huggingface_hub.HfApi. Returns the
-    Space's URL."""
+def push(name: str, repo_id: str, api=None, token: str | None = None) -> str:
+    """Lay metric `name` out as a Space in a temporary folder and upload it to Space `repo_id`, creating
+    it (gradio SDK) if needed. `api` defaults to huggingface_hub.HfApi. Returns the Space's URL."""
     if api is None:
         from huggingface_hub import HfApi
 
         api = HfApi(token=token)
     with tempfile.TemporaryDirectory() as scratch:
-        folder = layout_space(name, out if out is not None else scratch)
+        folder = layout_space(name, scratch)
         url = api.create_repo(repo_id, repo_type="space", space_sdk="gradio", exist_ok=True)
         api.upload_folder(
             repo_id=repo_id, folder_path=folder, repo_type="space",

@@ -49,6 +49,7 @@ class Family:
     unsupported: str | None = None  # why the adapter refuses this family (loading says so, before any weights)
     tiny: str | None = None  # the tiny random checkpoint kind (hallubench.testing.tiny_checkpoints) its tests run
     untested: str | None = None  # why no tiny checkpoint tests it here (every family has `tiny` or a reason)
+    min_transformers: str | None = None  # the oldest transformers it works with, when newer than setup.cfg's floor
 
     def __post_init__(self) -> None:
         if self.video not in VIDEO_MODES:
@@ -71,6 +72,21 @@ class Family:
 
 def family_of(model_type: str) -> Family | None:
     return MODEL_FAMILIES.get(model_type)
+
+
+def needs_newer_transformers(family: Family) -> str | None:
+    """Why the installed transformers is too old for `family` (naming both versions), or None."""
+    if family.min_transformers is None:
+        return None
+    from importlib.metadata import version
+
+    from packaging.version import Version
+
+    installed = version("transformers")
+    if Version(installed) >= Version(family.min_transformers):
+        return None
+    return (f"{family.name} needs transformers>={family.min_transformers} (installed: {installed}); "
+            f"pip install -U 'transformers>={family.min_transformers}'")
 
 
 def families() -> list[Family]:
@@ -156,8 +172,10 @@ for _family in (
            "The processor needs the num2words package. It writes the frames' times into the prompt from the "
            "VideoMetadata; with a video it uses its own default chat template. Images and videos both become "
            "pixel_values in transformers 5.23, so they cannot share a call: prompts with other media kinds go "
-           "to separate generate calls, and an image and a video in one prompt fail.",
-           batch_by_media=True, tiny="smolvlm"),
+           "to separate generate calls, and an image and a video in one prompt fail. Before transformers 5.23 "
+           "(5.18 to 5.22.0 tried) its processor miscounts a prompt's videos (\"videos in the text [1] and videos "
+           "[4]\").",
+           batch_by_media=True, tiny="smolvlm", min_transformers="5.23"),
     Family("Idefics3", ("idefics3",), ("image", "video"), DOCS + "idefics3",
            "No video processor: a video's frames go in as a run of images.", video="images", tiny="idefics3"),
     Family("Gemma 3", ("gemma3",), ("image", "video"), DOCS + "gemma3",

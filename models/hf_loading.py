@@ -10,7 +10,7 @@ import torch
 
 from hallubench.registry import MODEL_FAMILIES
 
-from .families import TEXT_AUTO_CLASS, Family, auto_class_for, family_of
+from .families import TEXT_AUTO_CLASS, Family, auto_class_for, family_of, needs_newer_transformers
 
 ATTENTION = ("sdpa", "flash_attention_2", "eager")
 
@@ -47,6 +47,8 @@ def resolve_auto_class(path: str, config: Any) -> tuple[Family | None, str]:
     if family is not None and family.unsupported:
         raise ValueError(f"{path}: {family.name} ({config.model_type}) is not supported by the hf adapter: "
                          f"{family.unsupported}")
+    if family is not None and (too_old := needs_newer_transformers(family)):
+        raise ValueError(f"{path}: {too_old}")
     auto_class = auto_class_for(config)
     if auto_class is None:
         raise ValueError(f"{path}: model_type {config.model_type!r} is not supported by the hf adapter; supported: "

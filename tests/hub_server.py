@@ -17,6 +17,8 @@ repo-creation body):
 - POST /api/<kind>s/<repo>/commit/<rev>             a commit to main, to refs/pr/N, or (create_pr=1) a new PR
 - GET  /api/<kind>s/<repo>/discussions              the PRs, filtered by type, status and author as the Hub does
 - HEAD / GET /<repo>/resolve/<rev>/<path>           a model repo's file (refs/pr/N too)
+- HEAD / GET /spaces/<repo>/resolve/<rev>/<path>    a Space's file (`spaces`: Space repo id -> Repo; pushed like the
+                                                    others, with `type: space`; evaluate.load("ORG/<name>") reads here)
 
 Unknown repos answer 404 with X-Error-Code RepoNotFound, unknown revisions RevisionNotFound, as the Hub does.
 `requests` records (method, path) of every call, `seen` each call's {method, url, headers (lower-case names),
@@ -213,8 +215,9 @@ class StandInHub:
                     tree = [{"type": "file", "path": p, "size": len(d), "oid": git_oid(d)} for p, d in sorted(at.files.items())]
                     self._send(handler, 200, json.dumps(tree).encode(), body, json_type)
                 return True
-        if len(parts) >= 5 and parts[2] == "resolve" and "/".join(parts[:2]) in self.models:
-            at = self._at("model", "/".join(parts[:2]), parts[3])
+        kind, parts = ("space", parts[1:]) if parts[:1] == ["spaces"] else ("model", parts)
+        if len(parts) >= 5 and parts[2] == "resolve" and "/".join(parts[:2]) in self._store(kind):
+            at = self._at(kind, "/".join(parts[:2]), parts[3])
             data = None if at is None else at.files.get("/".join(parts[4:]))
             if data is None:
                 self._send(handler, 404, b"", body, {"X-Error-Code": "EntryNotFound" if at else "RevisionNotFound"})

@@ -69,10 +69,19 @@ def test_zero_length_media(media, name, load):
     assert_raises_naming(EmptyMediaError, load, media[name])
 
 
-@pytest.mark.parametrize("name", ["random", "truncated", "header_then_garbage", "garbage_frames"])
-@pytest.mark.parametrize("load", [load_video, load_audio])
+@pytest.mark.parametrize("name,load", [
+    *[(name, load) for name in ("random", "header_then_garbage", "garbage_frames") for load in (load_video, load_audio)],
+    ("truncated", load_audio),
+])
 def test_corrupt_mp4_fails_fast(media, name, load):
     assert_raises_naming(CorruptMediaError, load, media[name])
+
+
+def test_truncated_video_yields_the_frames_present_and_says_so(media):
+    # The first third of good.mp4: its index claims 24 frames, the data holds 7 of them.
+    with pytest.warns(UserWarning, match=r"truncated\.mp4: the header claims 24 frames but only 7 are present"):
+        clip = load_video(media["truncated"])
+    assert clip.indices == list(range(7)) and clip.frames.shape[0] == 7
 
 
 def test_corrupt_wav(media):

@@ -1,4 +1,5 @@
 """load_video: which frames are read (indices, timestamps, content), sampling modes, blank ablation."""
+import subprocess
 import warnings
 from pathlib import Path
 
@@ -7,7 +8,7 @@ import pytest
 
 from hallubench.loaders import VideoClip, load_video
 from hallubench.loaders.sampling import sample_indices
-from hallubench.builders.mini.synthetic import write_mp4
+from hallubench.builders.mini.synthetic import ffmpeg_binary, write_mp4
 from hallubench.loaders.video import warn_if_truncated
 
 FPS = 8.0
@@ -107,3 +108,42 @@ def test_header_claiming_missing_frames_warns():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         warn_if_truncated(Path("ok.mp4"), 300, 300)
+
+
+def ffmpeg_clip(path: Path, pts_expression: str) -> Path:
+    """An H.264 clip with B-frames and a keyframe every 12 frames, its frame N shown at `pts_expression`
+    seconds (FFmpeg's setpts; N the frame number), kept as variable frame rate."""
+    subprocess.run([ffmpeg_binary(), "-v", "error", "-f", "lavfi", "-i", "testsrc2=size=96x64:rate=30:duration=3",
+                    "-vf", f"setpts=({pts_expression.replace(',', chr(92) + ',')})/TB", "-fps_mode", "vfr", "-c:v", "libx264", "-bf", "3",
+                    "-g", "12", "-pix_fmt", "yuv420p", str(path)], check=True)
+    return path
+
+
+@pytest.fixture(scope="module")
+def cfr_and_vfr_clips(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("ffmpeg-clips")
+    return {"cfr": ffmpeg_clip(folder / "cfr.mp4", "N/30"),
+            # 30 fps for 40 frames, then 10 fps: sampling by time and by index differ
+            "vfr": ffmpeg_clip(folder / "vfr.mp4", "if(lt(N,40),N/30,40/30+(N-40)/10)")}
+
+
+@pytest.mark.parametrize("clip_name", ["cfr", "vfr"])
+@pytest.mark.parametrize("sampling", [{"num_frames": 8}, {"num_frames": 90}, {"fps": 2.0}, {"fps": 12.0, "max_frames": 16}])
+def test_frame_for_frame_what_the_decord_reader_returned(cfr_and_vfr_clips, clip_name, sampling):
+    """load_video read with decord 0.6 until PyAV replaced it: same frame indices, timestamps, fps, duration
+    and pixels, bit for bit (decord converts to RGB with FFmpeg's bicubic scaler, as the PyAV path asks for)."""
+    decord = pytest.importorskip("decord", reason="the comparison needs the old reader: pip install hallubench[decord]")
+    path = cfr_and_vfr_clips[clip_name]
+    reader = decord.VideoReader(str(path), ctx=decord.cpu(0))
+    reader.get_frame_timestamp(0)
+    times = reader._frame_pts
+    total = min(len(reader), len(times))
+    indices = sample_indices(total, float(reader.get_avg_fps()), **sampling)
+    expected = reader.get_batch(indices).asnumpy()
+
+    clip = load_video(path, **sampling)
+    assert clip.indices == indices
+    np.testing.assert_allclose(clip.timestamps, times[indices, 0], atol=1e-6)
+    assert clip.native_fps == pytest.approx(float(reader.get_avg_fps()))
+    assert clip.duration == pytest.approx(float(times[total - 1, 1]), abs=1e-6)
+    np.testing.assert_array_equal(clip.frames, expected)

@@ -1,4 +1,5 @@
-"""Bare-name loading after `hallubench metrics install`, and the Space layout / upload of `metrics push`."""
+"""Bare-name loading after `hallubench metrics install` (or the first use of hallubench), and the Space layout /
+upload of `metrics push`, to a test double and to the stand-in Hub, from which evaluate.load("ORG/<name>") loads."""
 import importlib.metadata
 import json
 import os
@@ -40,6 +41,37 @@ def test_install_writes_evaluates_cache_layout_and_is_idempotent(tmp_path):
     second = metrics.install(tmp_path)
     assert [(i.name, i.path, i.changed) for i in second] == [(i.name, i.path, False) for i in first]
     assert not stale.exists()  # evaluate takes the newest copy, so older ones must go
+
+
+@pytest.mark.parametrize("name", list(metrics.available()))
+def test_every_metric_is_one_self_contained_file(name):
+    from evaluate.loading import get_imports
+
+    relative = [imported for kind, imported, *_ in get_imports(str(metrics.script(name))) if kind != "library"]
+    assert not relative, f"{name} imports {relative} relatively; evaluate copies only the one script"
+
+
+def test_ensure_installed_replaces_another_version_and_then_does_nothing(tmp_path, monkeypatch):
+    first = metrics.ensure_installed(tmp_path)
+    assert {item.name for item in first} == set(metrics.available())
+    assert metrics.ensure_installed(tmp_path) == []  # already this hallubench's copies: nothing written
+    newer = tmp_path / "newer" / "pa_hr.py"
+    newer.parent.mkdir()
+    newer.write_text(metrics.script("pa_hr").read_text() + "\n# a newer release\n")
+    monkeypatch.setitem(metrics.METRICS, "pa_hr", newer)
+    changed = [item for item in metrics.ensure_installed(tmp_path) if item.changed]
+    assert [item.name for item in changed] == ["pa_hr"] and changed[0].path.read_bytes() == newer.read_bytes()
+    cached = [p for p in changed[0].path.parent.parent.iterdir() if p.is_dir()]
+    assert cached == [changed[0].path.parent]  # the older copy is gone: evaluate would take the newest by mtime
+
+
+def test_ensure_installed_on_a_read_only_cache_warns_and_goes_on(tmp_path, monkeypatch):
+    def refuse(cache):
+        raise PermissionError(13, "Permission denied", str(cache))
+
+    monkeypatch.setattr(metrics, "install", refuse)
+    with pytest.warns(UserWarning, match="hallubench metrics install"):
+        assert metrics.ensure_installed(tmp_path / "ro") == []
 
 
 LOAD_ALL = """
@@ -118,9 +150,10 @@ def test_list_and_install_cli(tmp_path, capsys):
 
 
 def test_push_dry_run_lays_out_an_evaluate_space(tmp_path, capsys):
-    out_dir = tmp_path / "space"
-    assert main(["metrics", "push", "pa_hr", "--repo", "someone/pa_hr", "--dry-run", "--out", str(out_dir)]) == 0
+    out_dir = tmp_path / "pa_hr-space"
+    assert main(["metrics", "push", "pa_hr", "--repo", "someone/pa_hr", "--dry-run", "--out", str(tmp_path)]) == 0
     assert "not uploaded to someone/pa_hr" in capsys.readouterr().out
+    assert [p.name for p in tmp_path.iterdir()] == ["pa_hr-space"]
     assert sorted(p.name for p in out_dir.iterdir()) == ["README.md", "app.py", "pa_hr.py", "requirements.txt"]
     card = (out_dir / "README.md").read_text()
     assert card.startswith("---\n") and "sdk: gradio" in card and "app_file: app.py" in card
@@ -184,3 +217,46 @@ def test_push_rejects_unknown_metric(capsys):
     with pytest.raises(SystemExit):
         main(["metrics", "push", "nope", "--repo", "someone/nope", "--dry-run"])
     assert "invalid choice: 'nope'" in capsys.readouterr().err
+
+
+def test_push_repo_takes_exactly_one_metric(capsys):
+    with pytest.raises(SystemExit, match="--repo names one Space"):
+        main(["metrics", "push", "--repo", "someone/x", "--dry-run"])
+
+
+LOAD_FROM_SPACE = """
+import json, sys
+import evaluate
+metric = evaluate.load(sys.argv[1])
+print(json.dumps({"file": sys.modules[type(metric).__module__].__file__, "class": type(metric).__name__}))
+"""
+
+
+def test_push_namespace_publishes_every_metric_as_a_space_that_evaluate_loads_online(tmp_path):
+    """`metrics push --namespace me` against the stand-in Hub, then evaluate.load("me/crosscheck") over HTTP
+    in a fresh modules cache, as a community metric loads (no hallubench import in that process)."""
+    from hub_server import StandInHub
+
+    hub = StandInHub({})
+    env = {**os.environ, "HF_ENDPOINT": hub.url, "HF_HOME": str(tmp_path / "home"), "HF_TOKEN": "hf_test",
+           "HF_HUB_OFFLINE": "0", "HF_EVALUATE_OFFLINE": "0", "HF_UPDATE_DOWNLOAD_COUNTS": "0"}
+    try:
+        pushed = subprocess.run([sys.executable, "-m", "hallubench", "metrics", "push", "--namespace", "me"], env=env,
+                                capture_output=True, text=True, timeout=300)
+        assert pushed.returncode == 0, pushed.stderr
+        assert set(hub.spaces) == {f"me/{name}" for name in metrics.available()}
+        for name in metrics.available():
+            files = hub.spaces[f"me/{name}"].files
+            assert sorted(files) == sorted(["README.md", "app.py", f"{name}.py", "requirements.txt"])
+            assert files[f"{name}.py"] == metrics.script(name).read_bytes()
+            assert files["README.md"].startswith(b"---\n") and b"sdk: gradio" in files["README.md"]
+            assert f'evaluate.load("me/{name}")' in pushed.stdout
+        loaded = subprocess.run([sys.executable, "-c", LOAD_FROM_SPACE, "me/crosscheck"], cwd=tmp_path,
+                                env={**env, "HF_MODULES_CACHE": str(tmp_path / "fresh-modules")},
+                                capture_output=True, text=True, timeout=300)
+    finally:
+        hub.close()
+    assert loaded.returncode == 0, loaded.stderr
+    out = json.loads(loaded.stdout.strip().splitlines()[-1])
+    assert "me--crosscheck" in out["file"] and Path(out["file"]).is_relative_to(tmp_path / "fresh-modules")
+    assert ("GET", "/spaces/me/crosscheck/resolve/main/crosscheck.py") in hub.requests

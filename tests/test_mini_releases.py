@@ -12,7 +12,7 @@ import time
 import zipfile
 from pathlib import Path
 
-import decord
+import av
 import numpy as np
 import pyarrow.parquet as pq
 import pytest
@@ -22,6 +22,7 @@ from PIL import Image
 from hallubench.builders import build
 from hallubench.builders.mini import RELEASES, build_all, make_release
 from hallubench.builders.mini.synthetic import COLORS
+from hallubench.loaders import load_audio
 
 CMM_FIELDS = ["category", "sub_category", "modality", "granularity", "correlation_type",
               "video_path", "audio_path", "question", "answer"]
@@ -68,15 +69,15 @@ def shapes_in(pixels: np.ndarray, min_pixels: int = 100) -> set[tuple[str, str]]
 
 
 def video_frames(path: Path) -> np.ndarray:
-    reader = decord.VideoReader(str(path))
-    return reader.get_batch(list(range(len(reader)))).asnumpy()
+    with av.open(str(path)) as container:
+        return np.stack([frame.to_ndarray(format="rgb24") for frame in container.decode(video=0)])
 
 
 def audio_samples(path: Path) -> tuple[np.ndarray, int]:
     if path.suffix == ".wav":
         samples, sr = sf.read(path, dtype="float32")
         return samples, sr
-    return decord.AudioReader(str(path), sample_rate=16000, mono=True)[:].asnumpy()[0], 16000
+    return load_audio(path, sr=16000).samples, 16000
 
 
 def dominant_hz(samples: np.ndarray, sr: int) -> float:

@@ -21,7 +21,7 @@ from hallubench.errors import ConfigError
 from hallubench.models import AudioPart, GenerationSettings, ImagePart, Message, TextPart, VideoPart, get_model
 from hallubench.models import model_config
 from hallubench.models.configs import HFArgs
-from hallubench.models.families import Family, auto_class_for, families, family_of
+from hallubench.models.families import Family, auto_class_for, families, family_of, needs_newer_transformers
 from hallubench.models.hf import HFChatModel
 from hallubench.registry import MODEL_FAMILIES
 from hallubench.testing.tiny_checkpoints import TINY_KINDS
@@ -137,6 +137,18 @@ def test_a_refused_family_says_why_before_any_weights_load(tmp_path):
     transformers.VoxtralConfig().save_pretrained(tmp_path)  # a config and no weights: loading them would fail
     with pytest.raises(ValueError, match=r"Voxtral \(voxtral\) is not supported by the hf adapter: .*--model openai"):
         HFChatModel(str(tmp_path))
+
+
+def test_a_family_that_needs_a_newer_transformers_says_so_before_any_weights_load(tmp_path, monkeypatch):
+    transformers.LlavaConfig().save_pretrained(tmp_path)  # a config and no weights: loading them would fail
+    family = dataclasses.replace(family_of("llava"), min_transformers="99.0")
+    for model_type in family.model_types:
+        monkeypatch.setitem(MODEL_FAMILIES, model_type, family)
+    with pytest.raises(ValueError, match=rf"LLaVA / LLaVA-NeXT needs transformers>=99.0 \(installed: "
+                                         rf"{re.escape(transformers.__version__)}\); pip install -U"):
+        HFChatModel(str(tmp_path))
+    monkeypatch.setitem(MODEL_FAMILIES, "llava", dataclasses.replace(family, min_transformers=transformers.__version__))
+    assert needs_newer_transformers(MODEL_FAMILIES["llava"]) is None
 
 
 def test_frames_as_images_give_the_processor_exactly_those_images(tiny_checkpoint, monkeypatch):

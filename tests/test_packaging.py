@@ -1,11 +1,15 @@
-"""The wheel holds one import namespace, `hallubench`, with every subpackage and its data files."""
+"""The wheel holds one import namespace, `hallubench`, with every subpackage and its data files; installed into a
+fresh venv, its first use makes the metrics load by bare name."""
 import configparser
+import json
+import os
 import subprocess
 import sys
 import zipfile
 from pathlib import Path
 
 import pytest
+from packaging.version import Version
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -17,6 +21,42 @@ def wheel(tmp_path_factory) -> zipfile.ZipFile:
                     str(ROOT)], check=True, capture_output=True)
     (path,) = out.glob("hallubench-*.whl")
     return zipfile.ZipFile(path)
+
+
+@pytest.fixture(scope="module")
+def fresh_venv(tmp_path_factory, wheel) -> Path:
+    """A new venv holding only the wheel (its dependencies come from the interpreter's own site-packages)."""
+    venv = tmp_path_factory.mktemp("venv") / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(venv)], check=True)
+    subprocess.run([sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python"), "install", "--no-deps",
+                    "-q", wheel.filename], check=True, capture_output=True)
+    return venv
+
+
+LOAD_BY_BARE_NAME = """
+import json, sys
+import evaluate
+metric = evaluate.load("crosscheck")
+print(json.dumps({"file": sys.modules[type(metric).__module__].__file__, "hallubench": "hallubench" in sys.modules}))
+"""
+
+
+@pytest.mark.parametrize("first_use", [["bin/hallubench", "--help"], ["bin/python", "-c", "import hallubench.metrics"]],
+                         ids=["cli-help", "import-metrics"])
+def test_first_use_after_pip_install_makes_bare_name_load_work_offline(fresh_venv, tmp_path, first_use):
+    home, elsewhere = tmp_path / "hf-home", tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    env = {key: value for key, value in os.environ.items() if key not in ("HF_MODULES_CACHE", "PYTHONPATH")}
+    env.update(HF_HOME=str(home), HF_HUB_OFFLINE="1", HF_EVALUATE_OFFLINE="1")
+    used = subprocess.run([str(fresh_venv / first_use[0]), *first_use[1:]], cwd=elsewhere, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert used.returncode == 0, used.stderr
+    loaded = subprocess.run([str(fresh_venv / "bin" / "python"), "-c", LOAD_BY_BARE_NAME], cwd=elsewhere, env=env,
+                            capture_output=True, text=True, timeout=300)
+    assert loaded.returncode == 0, loaded.stderr
+    out = json.loads(loaded.stdout.strip().splitlines()[-1])
+    cached = home / "modules" / "evaluate_modules" / "metrics" / "evaluate-metric--crosscheck"
+    assert Path(out["file"]).is_relative_to(cached) and not out["hallubench"]
 
 
 @pytest.fixture(scope="module")
@@ -65,11 +105,11 @@ def _requirements(wheel, wheel_files) -> list:
     return [Requirement(line.split(":", 1)[1].strip()) for line in lines if line.startswith("Requires-Dist:")]
 
 
-def _constraints() -> dict[str, str]:
+def _constraints(name: str = "constraints.txt") -> dict[str, str]:
     from packaging.utils import canonicalize_name
 
     pins = {}
-    for line in (ROOT / "constraints.txt").read_text().splitlines():
+    for line in (ROOT / name).read_text().splitlines():
         line = line.split("#")[0].strip()
         if line:
             name, version = line.split("==")
@@ -90,3 +130,16 @@ def test_requirements_are_ranges_and_the_tested_pins_satisfy_them(wheel, wheel_f
         name = canonicalize_name(req.name)
         assert name in pins, f"{req.name} has no tested version in constraints.txt"
         assert req.specifier.contains(pins[name], prereleases=True), f"constraints.txt {name}=={pins[name]} is outside {req}"
+
+
+def test_constraints_min_pins_each_library_at_its_declared_floor(wheel, wheel_files):
+    """What CI's lowest-versions job installs is exactly the lower bound setup.cfg declares, so that job tests the floor."""
+    from packaging.utils import canonicalize_name
+
+    floors = {canonicalize_name(req.name): next(spec.version for spec in req.specifier if spec.operator == ">=")
+              for req in _requirements(wheel, wheel_files) if any(spec.operator == ">=" for spec in req.specifier)}
+    lowest = _constraints("constraints-min.txt")
+    assert {"transformers", "huggingface-hub", "datasets", "accelerate", "evaluate"} <= set(lowest)
+    for name, version in lowest.items():
+        assert name in floors, f"constraints-min.txt pins {name}, which setup.cfg does not require with a floor"
+        assert Version(version) == Version(floors[name]), f"constraints-min.txt {name}=={version}, setup.cfg >= {floors[name]}"
