@@ -140,9 +140,10 @@ def verdicts(text: str, segment_ids: list[str]) -> list[str | None] | None:
     return parse_verdicts(text, len(segment_ids))
 
 
-def _detection_task(name: str, prompt) -> Task:
+def _detection_task(name: str, prompt, num_fewshot: int = 0) -> Task:
     return Task(
         name=name,
+        num_fewshot=num_fewshot,
         benchmark="mhalubench",
         config="default",
         prompt=prompt,
@@ -176,4 +177,4 @@ register_task(
     ),
 )
 register_task(_detection_task("mhalubench_selfcheck", selfcheck_prompt))
-register_task(_detection_task("mhalubench_selfcheck_2shot", selfcheck_2shot_prompt))
+register_task(_detection_task("mhalubench_selfcheck_2shot", selfcheck_2shot_prompt, num_fewshot=2))

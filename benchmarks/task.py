@@ -80,6 +80,7 @@ class Task:
     program: Program | None = None
     score_inputs: Callable[[Mapping[str, Any]], dict[str, Any]] | None = None
     summarize: Callable[[Mapping[str, Any]], dict[str, Any]] | None = None
+    num_fewshot: int = 0  # worked demonstrations in the prompt (lm-eval's n-shot in results.json)
 
     @property
     def cross_checkable(self) -> bool:

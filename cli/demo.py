@@ -18,19 +18,17 @@ import argparse
 import sys
 from pathlib import Path
 
+from hallubench.cli.flags import add_output_argument, checked
+from hallubench.harness.options import parse_limit
+
 def register(subparsers: argparse._SubParsersAction, summary: str) -> None:
     p = subparsers.add_parser("demo", help=summary,
                               description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--output-dir", "--output_dir", dest="output_dir", type=Path, default=Path("runs/demo"),
-                   help="where the tiny model, run folder and ranking go (default runs/demo)")
-    p.add_argument("--limit", type=_positive, default=None, help="first N samples of each task (default: all)")
+    add_output_argument(p, "where the tiny model, run folder and ranking go (default runs/demo)",
+                        default=Path("runs/demo"))
+    p.add_argument("--limit", type=checked(parse_limit), default=None,
+                   help="first N samples of each task, or a fraction 0 < x < 1 of them (default: all)")
     p.set_defaults(func=handle)
-
-
-def _positive(text: str) -> int:
-    if not text.isdigit() or int(text) < 1:
-        raise argparse.ArgumentTypeError(f"must be a whole number >= 1; got {text!r}")
-    return int(text)
 
 
 def _section(title: str) -> None:
@@ -51,7 +49,7 @@ def show_datasets(data_dir: Path) -> None:
     print(f"\n(built datasets: {data_dir}; each loads with datasets.load_dataset(folder, config, split='test'))")
 
 
-def evaluate_tiny_model(out: Path, limit: int | None) -> None:
+def evaluate_tiny_model(out: Path, limit: int | float | None) -> None:
     import torch
 
     from hallubench.harness.data import MINI
@@ -76,7 +74,7 @@ def evaluate_tiny_model(out: Path, limit: int | None) -> None:
           "`hallubench run --from-outputs` to re-score)")
 
 
-def rank_tiny_models(out: Path, limit: int | None) -> None:
+def rank_tiny_models(out: Path, limit: int | float | None) -> None:
     from hallubench.harness.data import MINI
     from hallubench.benchmarks import task_names
     from hallubench.ranking import crosscheck

@@ -23,9 +23,19 @@ COMMANDS: dict[str, str] = {
 }
 
 
+class Parser(argparse.ArgumentParser):
+    """An ArgumentParser whose every `--dashed-flag` also answers to `--dashed_flag` (lm-eval's spelling), so each
+    flag takes both spellings without listing them; sub-parsers are of this class too."""
+
+    def add_argument(self, *names, **kwargs):
+        twins = [name.replace("-", "_").replace("__", "--", 1) for name in names
+                 if name.startswith("--") and "-" in name[2:]]
+        return super().add_argument(*names, *(twin for twin in twins if twin not in names), **kwargs)
+
+
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The parser with `command`'s full sub-parser (every command's when None); the others are listed only."""
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="hallubench",
         description="Measure hallucination in audio, video and image language models.",
     )
@@ -43,7 +53,10 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     command = next((arg for arg in argv if not arg.startswith("-")), "")
     parser = build_parser(command if command in COMMANDS else "")
-    args = parser.parse_args(argv)
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:  # argparse would show the top-level usage; the command's own is the one that helps
+        subparsers = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        subparsers.choices.get(args.command, parser).error(f"unrecognized arguments: {' '.join(unknown)}")
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
