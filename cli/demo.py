@@ -36,12 +36,8 @@ def _section(title: str) -> None:
 
 
 def show_datasets(data_dir: Path) -> None:
-    import datasets
-
     from hallubench.builders.summary import summarize
     from hallubench.harness.report import markdown_table
-
-    datasets.disable_progress_bars()
     from hallubench.registry import MINI_RELEASES
 
     rows = [row for name in sorted(MINI_RELEASES) for row in summarize(name, data_dir / name)]
@@ -85,7 +81,7 @@ def rank_tiny_models(out: Path, limit: int | float | None) -> None:
     ranking = crosscheck(tiny_specs(out / "models"), [visual, audio],
                          out / "crosscheck", judge="embedding", num_samples=2, data_dir=MINI, limit=limit,
                          run_options={"num_frames": 4, "gen_kwargs": {"max_new_tokens": 24}}, refcheck=True)
-    print(ranking.table())
+    print(ranking.table().rstrip("\n"))  # the markdown file's final newline would print one more blank line
     print(f"\n(leaderboard, chart and per-sentence scores: {ranking.folder})")
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from importlib.metadata import version
 
@@ -49,8 +50,29 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+# Other libraries' progress bars (dataset generation, weight loading and saving, downloads) and their info and
+# warning chatter bury what hallubench says; each is off unless the user set the variable. Read when each library
+# is imported, i.e. after this, and inherited by `accelerate launch` workers. hallubench's own bars stay.
+QUIET_LIBRARIES = {
+    "HF_HUB_DISABLE_PROGRESS_BARS": "1",  # huggingface_hub, and transformers' bars follow it
+    "HF_DATASETS_DISABLE_PROGRESS_BARS": "1",
+    "TRANSFORMERS_VERBOSITY": "error",
+    "TRANSFORMERS_NO_ADVISORY_WARNINGS": "1",
+    "DATASETS_VERBOSITY": "error",
+    "EVALUATE_VERBOSITY": "error",
+    "HF_HUB_VERBOSITY": "error",
+    "ACCELERATE_LOG_LEVEL": "error",
+}
+
+
+def quiet_libraries() -> None:
+    for name, value in QUIET_LIBRARIES.items():
+        os.environ.setdefault(name, value)
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    quiet_libraries()
     command = next((arg for arg in argv if not arg.startswith("-")), "")
     parser = build_parser(command if command in COMMANDS else "")
     args, unknown = parser.parse_known_args(argv)
