@@ -94,7 +94,7 @@ def plan(tasks: list[Task], data_dir: Path, options: RunOptions, fingerprint: st
     items: list[WorkItem] = []
     totals: dict[str, int] = {}
     for task in tasks:
-        folder = dataset_dir(data_dir, task)
+        folder = dataset_dir(data_dir, task, options.data_dir)
         # A fraction, and a task that excludes rows, need the whole split's count first.
         first_n = task.exclude is None and not isinstance(options.limit, float)
         rows, totals[task.name] = load_rows(folder, task, options.limit if first_n else None)

@@ -134,3 +134,37 @@ def test_skip_missing_with_no_row_left_is_a_named_error(tmp_path, capsys):
     assert not out.exists()
     with pytest.raises(NothingLeftToBuildError):
         build_release(BUILDERS["avhallubench"], release, out, skip_missing=True)
+
+
+MISSING_FROM_HUB = """
+import sys
+from hallubench.benchmarks import get_task
+from hallubench.errors import ConfigError
+from hallubench.harness.data import dataset_dir, resolve_data_dir
+try:
+    dataset_dir(resolve_data_dir(sys.argv[1]), get_task("cchall"), sys.argv[1])
+except ConfigError as err:
+    print(err)
+"""
+
+
+def test_a_hub_data_dir_without_the_benchmark_says_how_to_get_it_not_to_build_into_the_cache(tmp_path):
+    from hub_server import Repo, StandInHub
+
+    from hallubench.builders import build
+    from hallubench.builders.mini import make_release
+
+    folder = build("cmm", make_release("cmm", tmp_path / "release"), tmp_path / "built" / "cmm")
+    server = StandInHub({"me/hallubench-data": Repo.from_folder(folder.parent)})
+    env = {k: v for k, v in os.environ.items() if k not in ("HF_HUB_OFFLINE", "HF_TOKEN")}
+    env.update(HF_ENDPOINT=server.url, HF_HOME=str(tmp_path / "home"))
+    try:
+        done = subprocess.run([sys.executable, "-c", MISSING_FROM_HUB, "me/hallubench-data"], env=env,
+                              capture_output=True, text=True, timeout=300)
+    finally:
+        server.close()
+    assert done.returncode == 0, done.stderr[-2000:]
+    message = done.stdout
+    assert message.startswith("--data-dir me/hallubench-data: that Hub dataset repo holds no built 'cchall' dataset")
+    assert "it holds: cmm" in message and "`hallubench build cchall --out datasets/cchall`" in message
+    assert str(tmp_path / "home") not in message  # never a folder inside the Hub download cache
