@@ -69,7 +69,8 @@ def add_generation_arguments(p: argparse.ArgumentParser) -> None:
                         "padding may change greedy outputs slightly); a conversation's n samples are always one "
                         "call (num_return_sequences=n) from its own seed, so they do not depend on it. auto (hf "
                         f"adapter): on CUDA the largest batch that fits, found once on the first batch (from "
-                        f"{AUTO_MAX_BATCH}, halved on out-of-memory) and recorded in results.json; on CPU auto is "
+                        f"{AUTO_MAX_BATCH}, halved on out-of-memory, and again if a later batch does not fit) and recorded in "
+                        f"results.json; on CPU auto is "
                         f"{AUTO_BATCH_OFF_CUDA} (no out-of-memory error to probe there)")
     p.add_argument("--device", help="hf models: cpu, cuda, cuda:1, ... or auto (device_map=auto: a model larger "
                                     "than one GPU spread over all); default: the accelerate process's device")

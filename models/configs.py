@@ -10,7 +10,7 @@ from hallubench.config import PluginConfig
 
 # transformers' GenerationConfig cache implementations (generation/configuration_utils.py), listed here so the
 # arguments are checked without importing transformers.
-AUTO = "auto"  # batch_size=auto: the hf adapter finds the largest batch that fits on its first greedy batch
+AUTO = "auto"  # batch_size=auto: the hf adapter finds the largest greedy batch that fits (HFChatModel._fitting_batch)
 AUTO_MAX_BATCH = 64  # where auto starts (lm-eval's default max_batch_size)
 AUTO_BATCH_OFF_CUDA = 4  # what auto picks off CUDA, where no out-of-memory error can be probed
 
@@ -26,7 +26,8 @@ class HFArgs(PluginConfig):
     by some families only (`hallubench models` says which); `device_map` (accelerate's) wins over `device`.
     `cache_implementation` goes to every `generate` call: "static" makes transformers compile the decoding step
     on a GPU (CUDA graphs; a one-off compile per batch shape). `batch_size=auto`: on CUDA the largest greedy batch
-    that fits, found once on the first batch (from 64, halved on out-of-memory); elsewhere 4."""
+    that fits, found on the first batch (from 64, halved on out-of-memory, and again if a later one does not fit);
+    elsewhere 4."""
 
     model: str
     revision: str | None = None

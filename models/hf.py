@@ -125,8 +125,8 @@ class HFChatModel:
             self.generate_kwargs["cache_implementation"] = cache_implementation
         self.device = str(self.model.device)
         self.name = f"hf:{model}"
-        # auto: found on the first greedy batch on CUDA (_fit_batch_size); elsewhere no out-of-memory error is raised
-        # to probe (the OS swaps or kills), so a fixed size.
+        # auto: on CUDA from AUTO_MAX_BATCH, halved on out-of-memory (_fitting_batch); elsewhere no out-of-memory error
+        # is raised to probe (the OS swaps or kills), so a fixed size.
         self.fitting = batch_size == AUTO and torch.device(self.device).type == "cuda"
         self.batch_size = AUTO_MAX_BATCH if self.fitting else AUTO_BATCH_OFF_CUDA if batch_size == AUTO else batch_size
         if batch_size == AUTO and not self.fitting:
@@ -191,25 +191,24 @@ class HFChatModel:
         interleaved = [self._interleaves(conv, i) for i, conv in enumerate(conversations)]
         texts: dict[int, str] = {}
         # Audio-in-video prompts get other position ids (a per-call flag), so they are batched apart.
-        chunks = self._batches(conversations, lambda i: interleaved[i])
-        if self.fitting:
-            texts.update(self._fit_batch_size(chunks[0], conversations, settings, interleaved[chunks[0][0]]))
-            chunks = self._batches(conversations, lambda i: interleaved[i], skip=texts)
-        for chunk in chunks:
+        while len(texts) < len(conversations):  # batches made again after each: auto may have made them smaller
+            chunk = self._batches(conversations, lambda i: interleaved[i], skip=texts)[0]
             try:
-                outputs = self._generate_batch([conversations[i] for i in chunk], settings, interleaved[chunk[0]])
+                texts.update(self._fitting_batch(chunk, conversations, settings, interleaved[chunk[0]]))
             except Exception as err:
                 failed = sorted(chunk)
                 raise GenerationError(f"{self.name}: generation failed for conversation(s) {failed}: {err}",
                                       index=failed[0]) from err
-            texts.update(zip(chunk, outputs))
         return [[texts[i]] * settings.n for i in range(len(conversations))]
 
-    def _fit_batch_size(self, chunk: list[int], conversations: list[Conversation], settings: GenerationSettings,
-                        interleaved: bool) -> dict[int, str]:
-        """batch_size=auto on CUDA: generate the first batch at its full size, halving it on out-of-memory until it
-        fits (accelerate's find_executable_batch_size); that size is kept for the rest of the run. The answers of
-        the part of `chunk` that was generated, by conversation index."""
+    def _fitting_batch(self, chunk: list[int], conversations: list[Conversation], settings: GenerationSettings,
+                       interleaved: bool) -> dict[int, str]:
+        """The answers of `chunk` (by conversation index); with batch_size=auto on CUDA, of as much of it as fits:
+        on out-of-memory the batch is halved until it fits (accelerate's find_executable_batch_size) and that size
+        is kept, so the largest batch that fits is found on the first batch, and lowered again only if a later,
+        longer one does not fit."""
+        if not self.fitting:
+            return dict(zip(chunk, self._generate_batch([conversations[i] for i in chunk], settings, interleaved)))
         from accelerate.utils import find_executable_batch_size
 
         size = len(chunk)
@@ -220,18 +219,15 @@ class HFChatModel:
             return size
 
         @find_executable_batch_size(starting_batch_size=size, reduce_batch_size_fn=halve)
-        def first_batch(batch_size: int) -> dict[int, str]:
+        def fitting(batch_size: int) -> dict[int, str]:
             part = chunk[:batch_size]
             return dict(zip(part, self._generate_batch([conversations[i] for i in part], settings, interleaved)))
 
-        try:
-            texts = first_batch()
-        except Exception as err:  # not an out-of-memory error, or not even one conversation fits
-            raise GenerationError(f"{self.name}: generation failed for conversation(s) {sorted(chunk[:max(size, 1)])}: "
-                                  f"{err}", index=min(chunk)) from err
-        self.batch_size, self.fitting = len(texts), False
-        print(f"hallubench: batch_size auto: {self.batch_size} conversations per greedy batch fit on {self.device}",
-              file=sys.stderr)
+        texts = fitting()
+        if len(texts) < len(chunk):
+            self.batch_size = len(texts)
+            print(f"hallubench: batch_size auto: {len(chunk)} conversations ran out of memory on {self.device}; "
+                  f"{self.batch_size} per greedy batch from now on", file=sys.stderr)
         return texts
 
     def _batches(self, conversations: list[Conversation], group: Callable[[int], Any],

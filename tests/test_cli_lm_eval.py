@@ -94,12 +94,26 @@ def test_auto_batch_size_is_found_once_by_halving_on_out_of_memory(monkeypatch, 
     outputs = model.generate(conversations, GenerationSettings(max_new_tokens=2))
     assert outputs == [[f"Q{i:02d}"] for i in range(30)]
     assert calls[:3] == [30, 15, 7] and calls[3] == 3  # 30 and 15 and 7 ran out of memory; 3 fits
-    assert model.batch_size == 3 and not model.fitting and set(calls[3:]) <= {3}
+    assert model.batch_size == 3 and set(calls[3:]) <= {3}
     assert sum(calls[3:]) == 30  # every conversation answered once
-    assert "batch_size auto: 3 conversations per greedy batch fit on cuda:0" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "batch_size auto: 30 conversations ran out of memory on cuda:0; 3 per greedy batch from now on" in err
     calls.clear()
     model.generate(conversations[:7], GenerationSettings(max_new_tokens=2))
-    assert calls == [3, 3, 1]  # found once: later calls do not probe again
+    assert calls == [3, 3, 1]  # found once: later calls start from the size found
+
+
+def test_auto_batch_size_keeps_the_full_batch_when_it_fits(monkeypatch):
+    from hallubench.models.hf import HFChatModel
+
+    model = HFChatModel.__new__(HFChatModel)
+    model.family, model.use_audio_in_video, model.name, model.device = None, False, "hf:stand-in", "cuda:0"
+    model.fitting, model.batch_size = True, 64
+    calls = []
+    monkeypatch.setattr(model, "_generate_batch", lambda conversations, *a, **k: calls.append(len(conversations))
+                        or ["x"] * len(conversations))
+    model.generate([[Message("user", [TextPart(f"q{i}")])] for i in range(70)], GenerationSettings())
+    assert calls == [64, 6] and model.batch_size == 64
 
 
 def test_lm_eval_spellings_run_end_to_end_and_make_table_prints_results_json(tiny_checkpoint, mini_datasets, tmp_path,
