@@ -161,9 +161,10 @@ def summarize(output: Mapping[str, Any]) -> dict[str, Any]:
                                           for column, breakdown in output.get("by_group", {}).items()}}
 
 
-def _detection_task(name: str, prompt) -> Task:
+def _detection_task(name: str, prompt, num_fewshot: int = 0) -> Task:
     return Task(
         name=name,
+        num_fewshot=num_fewshot,
         benchmark="mhalubench",
         config="default",
         prompt=prompt,
@@ -198,4 +199,4 @@ register_task(
     ),
 )
 register_task(_detection_task("mhalubench_selfcheck", selfcheck_prompt))
-register_task(_detection_task("mhalubench_selfcheck_2shot", selfcheck_2shot_prompt))
+register_task(_detection_task("mhalubench_selfcheck_2shot", selfcheck_2shot_prompt, num_fewshot=2))

@@ -89,6 +89,7 @@ class Task:
     score_inputs: Callable[[Mapping[str, Any]], dict[str, Any]] | None = None
     summarize: Callable[[Mapping[str, Any]], dict[str, Any]] | None = None
     unreadable: Callable[[Any], bool] | None = None
+    num_fewshot: int = 0  # worked demonstrations in the prompt (lm-eval's n-shot in results.json)
 
     @property
     def cross_checkable(self) -> bool:

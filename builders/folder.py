@@ -30,7 +30,7 @@ from datasets.info import DatasetInfosDict
 from huggingface_hub import DatasetCardData
 
 from hallubench.builders.base import PLAIN_ID, ReleaseBuilder, RowError
-from hallubench.errors import BuildError
+from hallubench.errors import BuildError, NothingLeftToBuildError
 from hallubench.builders.eval_yaml import FILE as EVAL_FILE
 from hallubench.builders.eval_yaml import eval_yaml
 from hallubench.builders.hub import Snapshot
@@ -84,6 +84,7 @@ def build_release(builder_cls: type[ReleaseBuilder], source: str | Path, out: st
                 if isinstance(err.__cause__, (BuildError, OSError)):
                     raise err.__cause__ from None
                 raise
+            check_rows_left(builder, source, config.name)
             configs.update(builder.output_configs(builder.as_dataset(split=SPLIT)))
             summary.skipped += builder.skipped
             summary.notes += builder.notes
@@ -104,6 +105,20 @@ def build_release(builder_cls: type[ReleaseBuilder], source: str | Path, out: st
             raise output_error(err, out) from err
         raise
     return summary
+
+
+def check_rows_left(builder: ReleaseBuilder, source: Path, config: str) -> None:
+    """NothingLeftToBuildError when the builder kept no row of `config` (all skipped), naming the first reasons."""
+    split = (builder.info.splits or {}).get(SPLIT)
+    if split is not None and split.num_examples:
+        return
+    reasons = "; ".join(f"{row['file']} row {row['index']} (id {row['id']!r}): {row['reason']}"
+                        for row in builder.skipped[:3])
+    more = f" and {len(builder.skipped) - 3} more" if len(builder.skipped) > 3 else ""
+    why = f"all {len(builder.skipped)} were skipped ({reasons}{more})" if builder.skipped else "the release has none"
+    raise NothingLeftToBuildError(
+        f"{source}: no row of config {config!r} is left to build: {why}. Check that --source is the complete "
+        f"{builder.NAME} release (its media files included); nothing was written.")
 
 
 def fingerprint(path: Path) -> str:

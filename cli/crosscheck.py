@@ -28,7 +28,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from hallubench.cli.flags import RANK_OPTIONS, add_generation_arguments, add_model_arguments, add_rank_arguments
+from hallubench.cli.flags import (RANK_OPTIONS, add_generation_arguments, add_model_arguments, add_output_argument,
+                                  add_rank_arguments)
 from hallubench.cli.rank import finish, rank_options
 from hallubench.harness.options import parse_gen_kwargs, parse_kv, read_yaml_options
 from hallubench.errors import ConfigError, RunInterrupted
@@ -49,8 +50,7 @@ def register(subparsers: argparse._SubParsersAction, summary: str) -> None:
     add_model_arguments(p, "model adapter for --models (default hf)", 'shared adapter arguments "dtype=float32"')
     p.add_argument("--models", help="comma-separated checkpoints (paths or Hub ids); display name = last component")
     p.add_argument("--tasks", help="comma-separated cross-checkable tasks, e.g. avhallubench_visual,avhallubench_audio")
-    p.add_argument("--output-dir", "--output_dir", dest="output_dir", type=Path,
-                   help="folder for runs/<model> and ranking/ (default runs/crosscheck)")
+    add_output_argument(p, "folder for runs/<model> and ranking/ (default runs/crosscheck)")
     add_generation_arguments(p)
     add_rank_arguments(p)
     p.set_defaults(func=handle)

@@ -21,19 +21,17 @@ import argparse
 import sys
 from pathlib import Path
 
+from hallubench.cli.flags import add_output_argument, checked
+from hallubench.harness.options import parse_limit
+
 def register(subparsers: argparse._SubParsersAction, summary: str) -> None:
     p = subparsers.add_parser("demo", help=summary,
                               description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--output-dir", "--output_dir", dest="output_dir", type=Path, default=Path("runs/demo"),
-                   help="where the tiny model, run folder and ranking go (default runs/demo)")
-    p.add_argument("--limit", type=_positive, default=None, help="first N samples of each task (default: all)")
+    add_output_argument(p, "where the tiny model, run folder and ranking go (default runs/demo)",
+                        default=Path("runs/demo"))
+    p.add_argument("--limit", type=checked(parse_limit), default=None,
+                   help="first N samples of each task, or a fraction 0 < x < 1 of them (default: all)")
     p.set_defaults(func=handle)
-
-
-def _positive(text: str) -> int:
-    if not text.isdigit() or int(text) < 1:
-        raise argparse.ArgumentTypeError(f"must be a whole number >= 1; got {text!r}")
-    return int(text)
 
 
 def _section(title: str) -> None:
@@ -41,12 +39,8 @@ def _section(title: str) -> None:
 
 
 def show_datasets(data_dir: Path) -> None:
-    import datasets
-
     from hallubench.builders.summary import summarize
     from hallubench.harness.report import markdown_table
-
-    datasets.disable_progress_bars()
     from hallubench.registry import MINI_RELEASES
 
     rows = [row for name in sorted(MINI_RELEASES) for row in summarize(name, data_dir / name)]
@@ -54,7 +48,7 @@ def show_datasets(data_dir: Path) -> None:
     print(f"\n(built datasets: {data_dir}; each loads with datasets.load_dataset(folder, config, split='test'))")
 
 
-def evaluate_tiny_model(out: Path, limit: int | None) -> None:
+def evaluate_tiny_model(out: Path, limit: int | float | None) -> None:
     import torch
 
     from hallubench.harness.data import MINI
@@ -79,7 +73,7 @@ def evaluate_tiny_model(out: Path, limit: int | None) -> None:
           "`hallubench run --from-outputs` to re-score)")
 
 
-def rank_tiny_models(out: Path, limit: int | None) -> None:
+def rank_tiny_models(out: Path, limit: int | float | None) -> None:
     from hallubench.harness.data import MINI
     from hallubench.benchmarks import task_names
     from hallubench.ranking import crosscheck
@@ -90,7 +84,7 @@ def rank_tiny_models(out: Path, limit: int | None) -> None:
     ranking = crosscheck(tiny_specs(out / "models"), [visual, audio],
                          out / "crosscheck", judge="embedding", num_samples=2, data_dir=MINI, limit=limit,
                          run_options={"num_frames": 4, "gen_kwargs": {"max_new_tokens": 24}}, refcheck=True)
-    print(ranking.table())
+    print(ranking.table().rstrip("\n"))  # the markdown file's final newline would print one more blank line
     print(f"\n(leaderboard, chart and per-sentence scores: {ranking.folder})")
 
 

@@ -5,12 +5,40 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from hallubench.harness.options import DTYPES, MODALITIES
+from hallubench.errors import ConfigError
+from hallubench.harness.options import DTYPES, MODALITIES, parse_batch_size, parse_limit
+from hallubench.models.configs import AUTO_BATCH_OFF_CUDA, AUTO_MAX_BATCH
 from hallubench.ranking.aggregate import WEIGHTINGS
 from hallubench.registry import JUDGES
 
+LM_EVAL_ONLY = ("log_samples", "apply_chat_template")  # accepted, changing nothing (add_lm_eval_arguments)
 RANK_OPTIONS = ("judge", "judge_args", "cache", "weighting", "temperature", "refcheck", "reference",
                 "reference_higher_is_better", "strict_judging")
+
+
+def checked(parse):
+    """An argparse `type` from a parser raising ConfigError, so argparse prints the message (not "invalid value")."""
+    def convert(text: str):
+        try:
+            return parse(text)
+        except ConfigError as err:
+            raise argparse.ArgumentTypeError(str(err).partition(": ")[2]) from None  # argparse names the flag
+    convert.__name__ = parse.__name__
+    return convert
+
+
+def add_output_argument(p: argparse.ArgumentParser, what: str, **kwargs) -> None:
+    """--output-dir, also spelled as lm-eval does: --output_path, -o."""
+    p.add_argument("-o", "--output-dir", "--output-path", dest="output_dir", type=Path, help=what, **kwargs)
+
+
+def add_lm_eval_arguments(p: argparse.ArgumentParser) -> None:
+    """lm-eval flags that hallubench accepts for compatibility although they change nothing here."""
+    p.add_argument("--log-samples", dest="log_samples", action="store_true",
+                   help="accepted for lm-eval compatibility; samples are always written")
+    p.add_argument("--apply-chat-template", dest="apply_chat_template", action="store_true",
+                   help="accepted for lm-eval compatibility; hallubench always applies the model's own chat template "
+                        "(a checkpoint without one is refused, except a text-only judge model)")
 
 
 def add_model_arguments(p: argparse.ArgumentParser, model_help: str, model_args_help: str) -> None:
@@ -32,18 +60,25 @@ def add_generation_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--data-dir", "--data_dir", dest="data_dir",
                    help="required: a folder of built datasets (`hallubench build`), a Hub dataset repo id of a built "
                         "benchmark (org/name[@revision]), or `mini` for the embedded synthetic mini benchmarks")
-    p.add_argument("--limit", type=int, help="first N samples of each task")
+    p.add_argument("--limit", type=checked(parse_limit),
+                   help="first N samples of each task, or a fraction 0 < x < 1: that share of each task's samples, "
+                        "rounded up (as lm-eval); results then say the scores are of a subset")
     p.add_argument("--seed", type=int, help="run seed; each sample's seed derives from it, the task and the id")
-    p.add_argument("--batch-size", "--batch_size", dest="batch_size", type=int,
+    p.add_argument("--batch-size", "--batch_size", dest="batch_size", type=checked(parse_batch_size),
                    help="conversations per greedy generate call (shortest prompts batched together; above 1 "
                         "padding may change greedy outputs slightly); a conversation's n samples are always one "
-                        "call (num_return_sequences=n) from its own seed, so they do not depend on it")
+                        "call (num_return_sequences=n) from its own seed, so they do not depend on it. auto (hf "
+                        f"adapter): on CUDA the largest batch that fits, found once on the first batch (from "
+                        f"{AUTO_MAX_BATCH}, halved on out-of-memory, and again if a later batch does not fit) and recorded in "
+                        f"results.json; on CPU auto is "
+                        f"{AUTO_BATCH_OFF_CUDA} (no out-of-memory error to probe there)")
     p.add_argument("--device", help="hf models: cpu, cuda, cuda:1, ... or auto (device_map=auto: a model larger "
                                     "than one GPU spread over all); default: the accelerate process's device")
     p.add_argument("--dtype", choices=DTYPES, help="hf models: weights dtype; auto (default) is bfloat16 on GPUs "
                                                    "that support it, float16 on older ones, the checkpoint's on CPU")
     p.add_argument("--gen-kwargs", "--gen_kwargs", dest="gen_kwargs",
-                   help='override generation settings, e.g. "temperature=0.2,top_p=0.9,max_new_tokens=64"')
+                   help='override generation settings, e.g. "temperature=0.2,top_p=0.9,max_new_tokens=64"; '
+                        "do_sample=False is greedy, do_sample=True samples (at temperature 1.0 unless given)")
     p.add_argument("--num-samples", "--num_samples", dest="num_samples", type=int,
                    help="stochastic samples per item for tasks that cross-check (default: the task's, 10 for "
                         "video and image; 0: none)")

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from importlib.metadata import version
 
@@ -26,9 +27,19 @@ COMMANDS: dict[str, str] = {
 }
 
 
+class Parser(argparse.ArgumentParser):
+    """An ArgumentParser whose every `--dashed-flag` also answers to `--dashed_flag` (lm-eval's spelling), so each
+    flag takes both spellings without listing them; sub-parsers are of this class too."""
+
+    def add_argument(self, *names, **kwargs):
+        twins = [name.replace("-", "_").replace("__", "--", 1) for name in names
+                 if name.startswith("--") and "-" in name[2:]]
+        return super().add_argument(*names, *(twin for twin in twins if twin not in names), **kwargs)
+
+
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The parser with `command`'s full sub-parser (every command's when None); the others are listed only."""
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="hallubench",
         description="Measure hallucination in audio, video and image language models.",
     )
@@ -42,11 +53,35 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+# Other libraries' progress bars (dataset generation, weight loading and saving, downloads) and their info and
+# warning chatter bury what hallubench says; each is off unless the user set the variable. Read when each library
+# is imported, i.e. after this, and inherited by `accelerate launch` workers. hallubench's own bars stay.
+QUIET_LIBRARIES = {
+    "HF_HUB_DISABLE_PROGRESS_BARS": "1",  # huggingface_hub, and transformers' bars follow it
+    "HF_DATASETS_DISABLE_PROGRESS_BARS": "1",
+    "TRANSFORMERS_VERBOSITY": "error",
+    "TRANSFORMERS_NO_ADVISORY_WARNINGS": "1",
+    "DATASETS_VERBOSITY": "error",
+    "EVALUATE_VERBOSITY": "error",
+    "HF_HUB_VERBOSITY": "error",
+    "ACCELERATE_LOG_LEVEL": "error",
+}
+
+
+def quiet_libraries() -> None:
+    for name, value in QUIET_LIBRARIES.items():
+        os.environ.setdefault(name, value)
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    quiet_libraries()
     command = next((arg for arg in argv if not arg.startswith("-")), "")
     parser = build_parser(command if command in COMMANDS else "")
-    args = parser.parse_args(argv)
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:  # argparse would show the top-level usage; the command's own is the one that helps
+        subparsers = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        subparsers.choices.get(args.command, parser).error(f"unrecognized arguments: {' '.join(unknown)}")
     if not getattr(args, "func", None):
         parser.print_help()
         return 2

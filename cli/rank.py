@@ -29,7 +29,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from hallubench.cli.flags import RANK_OPTIONS, add_rank_arguments
+from hallubench.cli.flags import RANK_OPTIONS, add_output_argument, add_rank_arguments
 from hallubench.harness.options import parse_kv
 from hallubench.errors import ConfigError
 from hallubench.judges.cached import JudgeError
@@ -81,8 +81,7 @@ def register(subparsers: argparse._SubParsersAction, summary: str) -> None:
     p = subparsers.add_parser("rank", help=summary, description=__doc__,
                               formatter_class=argparse.RawDescriptionHelpFormatter, argument_default=S)
     p.add_argument("run_dirs", nargs="+", metavar="RUN_DIR", help="run folder, or NAME=RUN_DIR to name its model")
-    p.add_argument("--output-dir", "--output_dir", dest="output_dir", type=Path, default=Path("ranking"),
-                   help="ranking folder (default ./ranking)")
+    add_output_argument(p, "ranking folder (default ./ranking)", default=Path("ranking"))
     p.add_argument("--tasks", help="comma-separated tasks to rank (default: every cross-checkable task found)")
     add_rank_arguments(p)
     p.set_defaults(func=handle)

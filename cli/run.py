@@ -23,7 +23,10 @@ gives a second model for a role of theirs (e.g. SAC3's verifier).
 
 Every option can also come from `--config FILE.yaml` (same names, dashes or underscores); flags given
 on the command line override the file. Samples are always written to the run folder (it is the source
-of truth for resuming and re-scoring), so `--log-samples` is accepted only for lm-eval compatibility.
+of truth for resuming and re-scoring), so `--log-samples` is accepted only for lm-eval compatibility; so is
+`--apply-chat-template`: hallubench always builds prompts with the model's own chat template.
+lm-eval's spellings work too: `--output_path`/`-o`, `--batch_size auto`, `--limit 0.1` (a share of each task),
+`--gen_kwargs do_sample=False`, and every flag with underscores.
 """
 from __future__ import annotations
 
@@ -33,7 +36,8 @@ from pathlib import Path
 
 from hallubench.benchmarks import task_names
 from hallubench.errors import ConfigError, RunInterrupted
-from hallubench.cli.flags import add_generation_arguments, add_model_arguments, add_push_argument
+from hallubench.cli.flags import (LM_EVAL_ONLY, add_generation_arguments, add_lm_eval_arguments, add_model_arguments,
+                                  add_output_argument, add_push_argument)
 from hallubench.harness.options import RunOptions, parse_gen_kwargs, parse_kv, read_yaml_options
 from hallubench.models.protocol import ModelUnusable
 from hallubench.registry import MODELS
@@ -48,7 +52,7 @@ def register(subparsers: argparse._SubParsersAction, summary: str) -> None:
     add_model_arguments(p, "model adapter: " + " or ".join(sorted(MODELS)),
                         'adapter arguments "pretrained=PATH,dtype=float32" (pretrained = the checkpoint)')
     p.add_argument("--tasks", help=f"comma-separated task names: {', '.join(task_names())}")
-    p.add_argument("--output-dir", "--output_dir", dest="output_dir", type=Path, help="run folder (default runs/<model>/<tasks>: one per model and task set)")
+    add_output_argument(p, "run folder (default runs/<model>/<tasks>: one per model and task set)")
     add_generation_arguments(p)
     p.add_argument("--task-args", "--task_args", dest="task_args",
                    help='options of the tasks that take some, e.g. SAC3 "k=5,num_samples=10,threshold=0.5"')
@@ -60,21 +64,21 @@ def register(subparsers: argparse._SubParsersAction, summary: str) -> None:
                    help="re-score this run folder's saved outputs without loading the model")
     add_push_argument(p, "then publish the run folder to this Hub dataset repo (as `hallubench publish RUN_DIR --repo "
                          "REPO_ID`)")
-    p.add_argument("--log-samples", "--log_samples", dest="log_samples", action="store_true",
-                   help="accepted for lm-eval compatibility; samples are always written")
+    add_lm_eval_arguments(p)
     p.set_defaults(func=handle)
 
 
 def build_options(args: argparse.Namespace) -> RunOptions:
     """RunOptions from the YAML file (if any) overridden by the flags given on the command line."""
     given = {k: v for k, v in vars(args).items()
-             if k not in ("func", "command", "config", "from_outputs", "log_samples", "push_to_hub", "allow_mini_data")}
+             if k not in ("func", "command", "config", "from_outputs", "push_to_hub", "allow_mini_data", *LM_EVAL_ONLY)}
     values = {**(read_yaml_options(args.config) if getattr(args, "config", None) else {}), **given}
     fields = set(RunOptions.__dataclass_fields__)
-    unknown = sorted(set(values) - fields - {"log_samples"})
+    unknown = sorted(set(values) - fields - set(LM_EVAL_ONLY))
     if unknown:
         raise ConfigError(f"--config: unknown option(s) {', '.join(unknown)}; valid: {', '.join(sorted(fields))}")
-    values.pop("log_samples", None)
+    for name in LM_EVAL_ONLY:
+        values.pop(name, None)
     if isinstance(values.get("tasks"), str):
         values["tasks"] = [name.strip() for name in values["tasks"].split(",") if name.strip()]
     if isinstance(values.get("gen_kwargs"), str):

@@ -34,6 +34,10 @@ class BuildError(HallubenchError, ValueError):
     """Bad input or output location of a dataset build. The message names the file (and row) and what to do."""
 
 
+class NothingLeftToBuildError(BuildError):
+    """Every row of a release config was left out (`--skip-missing` skipped them all): no dataset to write."""
+
+
 class RowError(HallubenchError):
     """One row of a release cannot be converted; the builder names the file and row, and skips it or stops."""
 

@@ -124,14 +124,23 @@ def mini_tasks(data_dir: Path, tasks: list[Task]) -> list[str]:
     return sorted(task.name for task in tasks if is_mini(dataset_dir(data_dir, task)))
 
 
-def dataset_dir(data_dir: Path, task: Task) -> Path:
+def dataset_dir(data_dir: Path, task: Task, given: str | None = None) -> Path:
     """The built dataset folder of `task`: `<data_dir>/<benchmark>`, or `data_dir` itself when its card says it is
-    that benchmark; ConfigError saying how to make it otherwise."""
+    that benchmark; ConfigError saying how to make it otherwise. `given` is the --data-dir as typed: a Hub repo id
+    downloaded to `data_dir` is named in the error, which never advises building into the download cache."""
     folder = Path(data_dir) / task.benchmark
     if (folder / "README.md").exists():
         return folder
     if (card_metadata(data_dir).get("hallubench") or {}).get("benchmark") == task.benchmark:
         return Path(data_dir)
+    if given is not None and given != MINI and Path(given).expanduser() != Path(data_dir):
+        holds = sorted({p.parent.name for p in Path(data_dir).glob("*/README.md")} |
+                       {str((card_metadata(data_dir).get("hallubench") or {}).get("benchmark") or "")} - {""})
+        raise ConfigError(
+            f"--data-dir {given}: that Hub dataset repo holds no built {task.benchmark!r} dataset (task "
+            f"{task.name!r}; it holds: {', '.join(holds) or 'no hallubench dataset'}). Build it locally with "
+            f"`hallubench build {task.benchmark} --out datasets/{task.benchmark}` and pass --data-dir datasets/, or "
+            f"pass --data-dir with the Hub repo of a built {task.benchmark} dataset.")
     raise ConfigError(
         f"no built {task.benchmark!r} dataset at {folder} (task {task.name!r}); run "
         f"`hallubench build {task.benchmark} --out {folder}` or pass --data-dir with built datasets")

@@ -4,16 +4,20 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import re
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from hallubench.errors import ConfigError
+from hallubench.models.configs import AUTO, AUTO_MAX_BATCH
 from hallubench.models.protocol import DTYPES, GenerationSettings
 
 
 MODALITIES = ("audio-visual", "visual-only", "audio-only", "muted", "blank")
 # Seeds are derived per sample by the harness, so a run-wide `seed` generation kwarg is not accepted.
-GEN_KWARGS = tuple(f.name for f in dataclasses.fields(GenerationSettings) if f.name != "seed")
+# `do_sample` (transformers' and lm-eval's switch) is taken too: sampling here is temperature > 0.
+GEN_KWARGS = (*(f.name for f in dataclasses.fields(GenerationSettings) if f.name != "seed"), "do_sample")
+SAMPLING_TEMPERATURE = 1.0  # transformers' GenerationConfig default, used by do_sample=True with no temperature
 
 
 def _typed(value: str) -> Any:
@@ -46,18 +50,40 @@ def parse_kv(text: str | None, flag: str) -> dict[str, Any]:
     return result
 
 
+def apply_gen_kwargs(settings: GenerationSettings, kwargs: dict[str, Any]) -> GenerationSettings:
+    """`settings` with `--gen-kwargs` applied. `do_sample=False` is greedy (temperature 0); `do_sample=True` samples
+    at the given temperature, else the settings' own if they sample, else transformers' default 1.0."""
+    kwargs = dict(kwargs)
+    do_sample = kwargs.pop("do_sample", None)
+    settings = dataclasses.replace(settings, **kwargs)
+    if do_sample is False:
+        return dataclasses.replace(settings, temperature=0.0)
+    if do_sample and not settings.do_sample:
+        return dataclasses.replace(settings, temperature=SAMPLING_TEMPERATURE)
+    return settings
+
+
 def check_gen_kwargs(kwargs: dict[str, Any]) -> dict[str, Any]:
-    """`kwargs` if every key is a GenerationSettings field with a valid value; ConfigError naming the key otherwise."""
+    """`kwargs` if every key is a GenerationSettings field (or do_sample) with a valid value; ConfigError naming the
+    key otherwise."""
     defaults = {f.name: f.default for f in dataclasses.fields(GenerationSettings)}
     for key, value in kwargs.items():
         if key not in GEN_KWARGS:
             raise ConfigError(f"--gen-kwargs: unknown key {key!r}; allowed: {', '.join(GEN_KWARGS)}")
+        if key == "do_sample":
+            if not isinstance(value, bool):
+                raise ConfigError(f"--gen-kwargs: do_sample must be True or False; got {value!r}")
+            continue
         numeric = (int, float) if isinstance(defaults[key], float) else (int,)
         if isinstance(value, bool) or not isinstance(value, numeric):
             kind = "a number" if float in numeric else "an integer"
             raise ConfigError(f"--gen-kwargs: {key} must be {kind}; got {value!r}")
+    temperature = kwargs.get("temperature")
+    if temperature is not None and kwargs.get("do_sample") is not None and kwargs["do_sample"] != (temperature > 0):
+        raise ConfigError(f"--gen-kwargs: do_sample={kwargs['do_sample']} contradicts temperature={temperature} "
+                          "(sampling here means temperature > 0); give one of them")
     try:
-        GenerationSettings(**kwargs)
+        apply_gen_kwargs(GenerationSettings(), kwargs)
     except ValueError as err:
         raise ConfigError(f"--gen-kwargs: {err}") from None
     return kwargs
@@ -117,6 +143,36 @@ def default_output_dir(model: str | None, model_args: dict[str, Any], tasks: lis
     if len(names) > 80:
         names = f"{len(tasks)}-tasks-{hashlib.sha256(names.encode()).hexdigest()[:10]}"
     return Path("runs") / _folder_name(checkpoint) / _folder_name(names)
+def parse_limit(value: Any) -> int | float | None:
+    """`--limit` as lm-eval takes it: a whole number N >= 1 (the first N samples of each task) or a fraction
+    0 < x < 1 (that share of each task's samples); ConfigError otherwise."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        try:
+            value = float(value) if any(c in value for c in ".eE") else int(value)
+        except ValueError:
+            raise ConfigError(f"--limit: expected a whole number >= 1 or a fraction 0 < x < 1; got {value!r}") from None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ConfigError(f"--limit: expected a whole number >= 1 or a fraction 0 < x < 1; got {value!r}")
+    if isinstance(value, float) and 0 < value < 1:
+        return value
+    if value < 1 or value != int(value):
+        raise ConfigError(f"--limit: expected a whole number >= 1 or a fraction 0 < x < 1; got {value!r}")
+    return int(value)
+
+
+def parse_batch_size(value: Any) -> int | str:
+    """`--batch-size`: a whole number >= 1 or `auto`; ConfigError otherwise."""
+    if isinstance(value, str):
+        if value.strip().lower() == AUTO:
+            return AUTO
+        if not value.strip().isdigit():
+            raise ConfigError(f"--batch-size: expected a whole number >= 1 or auto; got {value!r}")
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ConfigError(f"--batch-size: expected a whole number >= 1 or auto; got {value!r}")
+    return value
 
 
 @dataclass
@@ -128,9 +184,9 @@ class RunOptions:
     tasks: list[str] = field(default_factory=list)
     output_dir: Path | None = None  # None: default_output_dir(), one folder per model and task set
     data_dir: str | None = None  # as given: a folder, `mini` or a Hub dataset repo id (harness.data.resolve_data_dir)
-    limit: int | None = None
+    limit: int | float | None = None  # N first samples of each task, or (0 < limit < 1) that share of each task's
     seed: int = 1234
-    batch_size: int = 1
+    batch_size: int | str = 1  # or "auto" (AUTO)
     gen_kwargs: dict[str, Any] = field(default_factory=dict)
     num_samples: int | None = None
     modality: str = "audio-visual"
@@ -153,11 +209,10 @@ class RunOptions:
             raise ConfigError(f"--num-frames must be >= 1; got {self.num_frames}")
         if self.fps is not None and not self.fps > 0:
             raise ConfigError(f"--fps must be > 0; got {self.fps}")
-        for name in ("batch_size", "max_frames"):
-            if getattr(self, name) < 1:
-                raise ConfigError(f"--{name.replace('_', '-')} must be >= 1; got {getattr(self, name)}")
-        if self.limit is not None and self.limit < 1:
-            raise ConfigError(f"--limit must be >= 1; got {self.limit}")
+        self.batch_size = parse_batch_size(self.batch_size)
+        if self.max_frames < 1:
+            raise ConfigError(f"--max-frames must be >= 1; got {self.max_frames}")
+        self.limit = parse_limit(self.limit)
         if self.num_samples is not None and self.num_samples < 0:
             raise ConfigError(f"--num-samples must be >= 0; got {self.num_samples}")
         check_gen_kwargs(self.gen_kwargs)
@@ -165,6 +220,13 @@ class RunOptions:
         self.output_dir = Path(self.output_dir) if self.output_dir is not None else \
             default_output_dir(self.model, self.model_args, self.tasks)
         self.data_dir = str(self.data_dir) if self.data_dir is not None else None
+
+    def limit_for(self, total: int) -> int | None:
+        """How many of a task's `total` samples to run: all (None), the first N, or a fraction of them rounded up
+        (lm-eval's `ceil(len(docs) * limit)`)."""
+        if isinstance(self.limit, float):
+            return math.ceil(total * self.limit)
+        return self.limit
 
     def media_options(self) -> dict[str, Any]:
         """The frame/modality options that change what a model sees (part of each sample's key)."""

@@ -15,7 +15,7 @@ from typing import Any, Mapping
 from hallubench.benchmarks.task import Task
 from hallubench.errors import ConfigError
 from hallubench.harness.data import dataset_dir, load_rows
-from hallubench.harness.options import RunOptions
+from hallubench.harness.options import RunOptions, apply_gen_kwargs
 from hallubench.harness.sharding import sample_seed, stable_hash
 from hallubench.models.protocol import GenerationSettings
 
@@ -41,7 +41,7 @@ def effective_settings(task: Task, options: RunOptions) -> tuple[GenerationSetti
 
     `max_new_tokens` from --gen-kwargs also caps the extra samples; their temperature/top-p stay the paper's.
     """
-    main = dataclasses.replace(task.generation, **options.gen_kwargs)
+    main = apply_gen_kwargs(task.generation, options.gen_kwargs)
     extra = task.samples
     if extra is not None and options.num_samples is not None:
         extra = dataclasses.replace(extra, n=options.num_samples) if options.num_samples > 0 else None
@@ -94,12 +94,14 @@ def plan(tasks: list[Task], data_dir: Path, options: RunOptions, fingerprint: st
     items: list[WorkItem] = []
     totals: dict[str, int] = {}
     for task in tasks:
-        folder = dataset_dir(data_dir, task)
-        rows, totals[task.name] = load_rows(folder, task, None if task.exclude else options.limit)
+        folder = dataset_dir(data_dir, task, options.data_dir)
+        # A fraction, and a task that excludes rows, need the whole split's count first.
+        first_n = task.exclude is None and not isinstance(options.limit, float)
+        rows, totals[task.name] = load_rows(folder, task, options.limit if first_n else None)
         if task.exclude is not None:
             rows = [row for row in rows if not task.exclude(row)]
             totals[task.name] = len(rows)
-            rows = rows[:options.limit]
+        rows = rows[:options.limit_for(totals[task.name])]
         main, extra = effective_settings(task, options)
         settings = (dataclasses.asdict(main), extra and dataclasses.asdict(extra))
         args = task_arguments(task, options.task_args)[0]

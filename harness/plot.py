@@ -1,15 +1,18 @@
 """results.png: per scored task, its fraction-valued metrics (and the share of unreadable answers) for the
 whole task and each group, side by side, with ±1 standard error bars, so a model's profile across e.g.
 CMM's sub-categories is seen at a glance, and which differences are noise. A task or group scored mostly on
-unreadable answers is flagged in red under its bars."""
+unreadable answers is flagged in red under its bars. A run on the embedded mini benchmarks is marked MINI DATA on
+the chart itself (`title_figure`, used by leaderboard.png too)."""
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 
 from hallubench.harness.results_schema import MOSTLY_UNREADABLE, GroupResult, Results
 from hallubench.harness.uncertainty import STDERR, fractions
 
 PLOT = "results.png"
+TITLE_WIDTH = 100  # characters per title line
 LEGEND_ROW = 6  # metrics whose legend fits in one row above the bars
 
 
@@ -30,6 +33,21 @@ def _label(group: str, result: GroupResult) -> str:
 
 def _stderr(result: GroupResult, metric: str) -> float:
     return result.metrics.get(metric + STDERR) or 0.0
+
+
+def title_figure(fig, title: str | None, mini: str | None) -> None:
+    """The figure's title and, for a chart made on the embedded synthetic mini benchmarks (`mini` says which), the
+    MINI DATA mark: a red banner line in the title and a watermark across the chart, so the chart cannot be
+    mistaken for a measurement when it travels without its table."""
+    lines = [title] if title else []
+    if mini:
+        lines.append(f"MINI DATA ({mini}): synthetic embedded benchmarks, a pipeline check, not a measurement")
+    lines = [textwrap.fill(line, TITLE_WIDTH) for line in lines]  # a long line would widen the saved chart
+    if mini:
+        fig.text(0.5, 0.5, "MINI DATA", ha="center", va="center", rotation=25, fontsize=64, weight="bold",
+                 color="tab:red", alpha=0.15)
+    if lines:
+        fig.suptitle("\n".join(lines), color="tab:red" if mini else "black", fontsize=12)
 
 
 def plot_results(results: Results, path: Path) -> Path | None:
@@ -67,6 +85,7 @@ def plot_results(results: Results, path: Path) -> Path | None:
             ax.legend(fontsize=7, ncol=len(metrics), loc="upper center")
         else:  # MHaluBench's 16 scores (two levels, Table 2's columns) would not fit in one row above the bars
             ax.legend(fontsize=7, ncol=-(-len(metrics) // 12), loc="upper left", bbox_to_anchor=(1.0, 1.02))
+    title_figure(fig, None, ", ".join(results.run.mini_data))
     fig.tight_layout()
     fig.savefig(path, dpi=110, bbox_inches="tight")  # the legend may stand right of the bars
     plt.close(fig)

@@ -63,6 +63,16 @@ def mini_notice(results: Results) -> str | None:
             "(--data-dir mini): a pipeline check, not a measurement of the model.")
 
 
+def subset_notice(results: Results) -> str | None:
+    """The note shown above results of a `--limit` run (a count or a share): scores of a subset; None otherwise."""
+    subsets = [f"{name} {task.n_selected} of {task.n_total}" for name, task in sorted(results.tasks.items())
+               if task.n_selected < task.n_total]
+    if not subsets:
+        return None
+    limit = results.run.options.get("limit")
+    return (f"SUBSET (--limit {limit}): {', '.join(subsets)} samples: not the benchmark's score")
+
+
 def table(results: Results) -> str:
     rows = []
     for name, task in sorted(results.tasks.items()):
@@ -72,5 +82,5 @@ def table(results: Results) -> str:
     text = markdown_table(["task", "group", "n", "scored", "unparsed", "errors", "metrics"], rows)
     if footnote := unreadable_notice(results):
         text += "\n\n" + footnote
-    notice = mini_notice(results)
-    return f"**{notice}**\n\n{text}" if notice else text
+    notices = [f"**{notice}**\n\n" for notice in (mini_notice(results), subset_notice(results)) if notice]
+    return "".join(notices) + text

@@ -19,8 +19,11 @@ Layout (all keys always present; lm-eval's `results` / `config` / `n-samples` sp
 - `model`: adapter name, model args, fingerprint.
 - `run`: options that shaped the run, process count and torch threads per process (CPU outputs are
   bit-identical across process counts only at equal threads per process), timings and throughput, and
-  `mini_data`: the tasks evaluated on the embedded synthetic mini benchmarks (not a measurement).
+  `mini_data`: the tasks evaluated on the embedded synthetic mini benchmarks (not a measurement);
+  `auto_batch_sizes`: with `--batch-size auto`, the batch size each process's adapter settled on.
 - `environment`: package versions, git hash, python version.
+results.json also carries lm-eval's keys (`results`, `versions`, `n-shot`, `higher_is_better`, `n-samples`,
+`config`: harness/lm_eval_block.py), written from these and not read back.
 """
 from __future__ import annotations
 
@@ -87,6 +90,7 @@ class RunInfo:
     samples_per_s: float | None = None
     torn_lines: list[str] = field(default_factory=list)
     mini_data: list[str] = field(default_factory=list)
+    auto_batch_sizes: list[int | None] = field(default_factory=list)
 
 
 @dataclass

@@ -34,8 +34,9 @@ from hallubench.harness.data import mini_tasks, require_data_dir, resolve_data_d
 from hallubench.harness.dataset_source import dataset_source
 from hallubench.harness.environment import environment
 from hallubench.harness.generate import run_batch
+from hallubench.harness.lm_eval_block import lm_eval_block
 from hallubench.harness.media import check_model_accepts, check_modality
-from hallubench.harness.options import RunOptions
+from hallubench.harness.options import AUTO, AUTO_MAX_BATCH, RunOptions
 from hallubench.errors import ConfigError, MixedRunFolderError, RunInterrupted
 from hallubench.harness.plot import PLOT, plot_results
 from hallubench.harness.plan import WorkItem, check_task_args, plan
@@ -90,6 +91,9 @@ def load_model(options: RunOptions, device: str, flag: str = "--model"):
     if options.model in LOCAL_ADAPTERS:
         args.setdefault("device", options.device or device)
         args.setdefault("batch_size", options.batch_size)
+    elif options.batch_size == AUTO:
+        raise ConfigError(f"--batch-size auto: only a local adapter ({', '.join(LOCAL_ADAPTERS)}) finds its batch "
+                          f"size; {flag} {options.model} needs a number")
         if options.dtype:
             args.setdefault("dtype", options.dtype)
     # unknown or missing keys: ConfigError before any weights load
@@ -152,9 +156,10 @@ def check_one_model(run_dir: Path, contents: store.StoreContents, model) -> None
 
 
 def write_results(results: Results, out_dir: Path) -> Path:
-    """results.json written atomically, then its chart (results.png) beside it."""
+    """results.json (with its lm-eval view, harness/lm_eval_block.py) written atomically, then its chart
+    (results.png) beside it."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    text = json.dumps(results.to_dict(), indent=2, ensure_ascii=False) + "\n"
+    text = json.dumps({**results.to_dict(), **lm_eval_block(results)}, indent=2, ensure_ascii=False) + "\n"
     write_atomically(out_dir / RESULTS, lambda tmp: tmp.write_text(text, encoding="utf-8"))
     write_atomically(out_dir / PLOT, lambda tmp: plot_results(results, tmp))
     return out_dir / RESULTS
@@ -276,7 +281,8 @@ def _run_locked(options: RunOptions, accelerator, tasks: list[Task], started: st
     journal = StepJournal(run_dir, accelerator.process_index)
     accelerator.wait_for_everyone()  # everyone has read the folder before any writer trims a torn tail
     # Whole batches are dealt out, so a batch holds the same samples whatever the process count.
-    batches = list(_batches([item for item in items if item.key not in finished], options.batch_size))
+    batch = AUTO_MAX_BATCH if options.batch_size == AUTO else options.batch_size  # auto: the adapter splits them
+    batches = list(_batches([item for item in items if item.key not in finished], batch))
     mine = shard(batches, accelerator.process_index, accelerator.num_processes)
     generated_here = sum(map(len, mine))
     writer = store.SampleWriter(store.rank_file(run_dir, accelerator.process_index))
@@ -291,7 +297,8 @@ def _run_locked(options: RunOptions, accelerator, tasks: list[Task], started: st
     bar.close()
     writer.close()
     journal.close()
-    done = gather_object([{"rank": accelerator.process_index, "generated": generated_here}])
+    done = gather_object([{"rank": accelerator.process_index, "generated": generated_here,
+                           "batch_size": getattr(model, "batch_size", None)}])
     generation_s = time.perf_counter() - t_gen
     accelerator.wait_for_everyone()
     results = None
@@ -310,7 +317,8 @@ def _run_locked(options: RunOptions, accelerator, tasks: list[Task], started: st
                            generated=generated, generation_s=round(generation_s, 3),
                            samples_per_s=round(generated / generation_s, 4) if generated else None,
                            torn_lines=sorted(set(initial.torn + contents.torn)),
-                           mini_data=mini_tasks(data_dir, tasks))
+                           mini_data=mini_tasks(data_dir, tasks),
+                           auto_batch_sizes=[entry["batch_size"] for entry in done] if options.batch_size == AUTO else [])
         results = Results(tasks=score(tasks, records, totals, {task.name: options.task_args for task in tasks}),
                           run=run_info, environment=environment(),
                           model=ModelInfo(name=options.model, args=_options_dict(options)["model_args"],

@@ -10,6 +10,10 @@ from hallubench.config import PluginConfig
 
 # transformers' GenerationConfig cache implementations (generation/configuration_utils.py), listed here so the
 # arguments are checked without importing transformers.
+AUTO = "auto"  # batch_size=auto: the hf adapter finds the largest greedy batch that fits (HFChatModel._fitting_batch)
+AUTO_MAX_BATCH = 64  # where auto starts (lm-eval's default max_batch_size)
+AUTO_BATCH_OFF_CUDA = 4  # what auto picks off CUDA, where no out-of-memory error can be probed
+
 CACHE_IMPLEMENTATIONS = ("static", "offloaded_static", "sliding_window", "hybrid", "hybrid_chunked",
                          "offloaded_hybrid", "offloaded_hybrid_chunked", "dynamic", "offloaded", "quantized")
 
@@ -21,14 +25,16 @@ class HFArgs(PluginConfig):
     `use_audio_in_video` (transformers' name; `audio_in_video` before) and `min_pixels`/`max_pixels` are taken
     by some families only (`hallubench models` says which); `device_map` (accelerate's) wins over `device`.
     `cache_implementation` goes to every `generate` call: "static" makes transformers compile the decoding step
-    on a GPU (CUDA graphs; a one-off compile per batch shape)."""
+    on a GPU (CUDA graphs; a one-off compile per batch shape). `batch_size=auto`: on CUDA the largest greedy batch
+    that fits, found on the first batch (from 64, halved on out-of-memory, and again if a later one does not fit);
+    elsewhere 4."""
 
     model: str
     revision: str | None = None
     dtype: str = "auto"
     device: str = "cpu"
     device_map: str | dict[str, Any] | None = None
-    batch_size: int = 4
+    batch_size: int | str = 4  # or "auto"
     attn_implementation: str | None = None
     trust_remote_code: bool = False
     processor_kwargs: dict[str, Any] | None = None
@@ -38,6 +44,9 @@ class HFArgs(PluginConfig):
     cache_implementation: str | None = None
 
     def __post_init__(self) -> None:
+        if self.batch_size != AUTO and (isinstance(self.batch_size, bool) or not isinstance(self.batch_size, int)
+                                        or self.batch_size < 1):
+            raise ValueError(f"batch_size must be a whole number >= 1 or auto; got {self.batch_size!r}")
         for name in ("min_pixels", "max_pixels"):
             value = getattr(self, name)
             if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):

@@ -24,12 +24,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sys
 from pathlib import Path
 from typing import Any, Callable
 
 import torch
 from PIL import Image
 
+from .configs import AUTO, AUTO_BATCH_OFF_CUDA, AUTO_MAX_BATCH
 from .families import families_taking
 from .hf_inputs import (
     PART_KINDS,
@@ -84,8 +86,8 @@ class HFChatModel:
 
         if dtype not in DTYPES:
             raise ValueError(f"dtype must be one of {', '.join(DTYPES)}; got {dtype!r}")
-        if batch_size < 1:
-            raise ValueError(f"batch_size must be >= 1; got {batch_size}")
+        if batch_size != AUTO and batch_size < 1:
+            raise ValueError(f"batch_size must be >= 1 or auto; got {batch_size}")
         model = str(Path(model).resolve()) if Path(model).is_dir() else model
         hub = dict(revision=revision, trust_remote_code=trust_remote_code)
         config = AutoConfig.from_pretrained(model, **hub)
@@ -122,8 +124,14 @@ class HFChatModel:
         if cache_implementation is not None:  # "static": transformers compiles the decoding step on a GPU
             self.generate_kwargs["cache_implementation"] = cache_implementation
         self.device = str(self.model.device)
-        self.batch_size = batch_size
         self.name = f"hf:{model}"
+        # auto: on CUDA from AUTO_MAX_BATCH, halved on out-of-memory (_fitting_batch); elsewhere no out-of-memory error
+        # is raised to probe (the OS swaps or kills), so a fixed size.
+        self.fitting = batch_size == AUTO and torch.device(self.device).type == "cuda"
+        self.batch_size = AUTO_MAX_BATCH if self.fitting else AUTO_BATCH_OFF_CUDA if batch_size == AUTO else batch_size
+        if batch_size == AUTO and not self.fitting:
+            print(f"hallubench: batch_size auto on {self.device}: {self.batch_size} (the largest batch that fits is "
+                  "found on CUDA only; give a number to change it)", file=sys.stderr)
         identity = {"model": model, "revision": revision, "dtype": dtype, "weights": weights_id(model, config),
                     "model_type": self.model_type, "processor_kwargs": self.processor_kwargs,
                     "audio_in_video": use_audio_in_video}  # the key's name before the option was renamed: same ids
@@ -183,22 +191,54 @@ class HFChatModel:
         interleaved = [self._interleaves(conv, i) for i, conv in enumerate(conversations)]
         texts: dict[int, str] = {}
         # Audio-in-video prompts get other position ids (a per-call flag), so they are batched apart.
-        for chunk in self._batches(conversations, lambda i: interleaved[i]):
+        while len(texts) < len(conversations):  # batches made again after each: auto may have made them smaller
+            chunk = self._batches(conversations, lambda i: interleaved[i], skip=texts)[0]
             try:
-                outputs = self._generate_batch([conversations[i] for i in chunk], settings, interleaved[chunk[0]])
+                texts.update(self._fitting_batch(chunk, conversations, settings, interleaved[chunk[0]]))
             except Exception as err:
                 failed = sorted(chunk)
                 raise GenerationError(f"{self.name}: generation failed for conversation(s) {failed}: {err}",
                                       index=failed[0]) from err
-            texts.update(zip(chunk, outputs))
         return [[texts[i]] * settings.n for i in range(len(conversations))]
 
-    def _batches(self, conversations: list[Conversation], group: Callable[[int], Any]) -> list[list[int]]:
-        """Conversation indices in batches of at most `batch_size`, shortest prompts together; conversations with
-        another `group(i)` (and, for a family that cannot mix them, other media kinds) never share a batch."""
+    def _fitting_batch(self, chunk: list[int], conversations: list[Conversation], settings: GenerationSettings,
+                       interleaved: bool) -> dict[int, str]:
+        """The answers of `chunk` (by conversation index); with batch_size=auto on CUDA, of as much of it as fits:
+        on out-of-memory the batch is halved until it fits (accelerate's find_executable_batch_size) and that size
+        is kept, so the largest batch that fits is found on the first batch, and lowered again only if a later,
+        longer one does not fit."""
+        if not self.fitting:
+            return dict(zip(chunk, self._generate_batch([conversations[i] for i in chunk], settings, interleaved)))
+        from accelerate.utils import find_executable_batch_size
+
+        size = len(chunk)
+
+        def halve() -> int:
+            nonlocal size
+            size //= 2
+            return size
+
+        @find_executable_batch_size(starting_batch_size=size, reduce_batch_size_fn=halve)
+        def fitting(batch_size: int) -> dict[int, str]:
+            part = chunk[:batch_size]
+            return dict(zip(part, self._generate_batch([conversations[i] for i in part], settings, interleaved)))
+
+        texts = fitting()
+        if len(texts) < len(chunk):
+            self.batch_size = len(texts)
+            print(f"hallubench: batch_size auto: {len(chunk)} conversations ran out of memory on {self.device}; "
+                  f"{self.batch_size} per greedy batch from now on", file=sys.stderr)
+        return texts
+
+    def _batches(self, conversations: list[Conversation], group: Callable[[int], Any],
+                 skip: Any = ()) -> list[list[int]]:
+        """Conversation indices (but those in `skip`) in batches of at most `batch_size`, shortest prompts together;
+        conversations with another `group(i)` (and, for a family that cannot mix them, other media kinds) never
+        share a batch."""
         apart = self.family is not None and self.family.batch_by_media
         groups: dict[tuple, list[int]] = {}
-        for i in sorted(range(len(conversations)), key=lambda i: prompt_size(conversations[i])):
+        for i in sorted((i for i in range(len(conversations)) if i not in skip),
+                        key=lambda i: prompt_size(conversations[i])):
             groups.setdefault((group(i), media_kinds(conversations[i]) if apart else None), []).append(i)
         return [rows[start:start + self.batch_size] for rows in groups.values()
                 for start in range(0, len(rows), self.batch_size)]

@@ -99,8 +99,8 @@ def train_tokenizer(named_tokens: dict[str, str], chat_tokens: tuple[str, ...] =
     bpe = Tokenizer(models.BPE())
     bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     bpe.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(vocab_size=400, special_tokens=specials,
-                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+    trainer = trainers.BpeTrainer(vocab_size=400, special_tokens=specials, show_progress=False,  # it prints blank
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())       # lines to stdout
     bpe.train_from_iterator(_CORPUS, trainer)
     tok = PreTrainedTokenizerFast(tokenizer_object=bpe, eos_token=eos_token, pad_token=pad_token,
                                   extra_special_tokens=named_tokens, **token_roles)

@@ -131,7 +131,7 @@ def test_sample_keys_change_with_the_prompt_and_settings_and_nothing_else(monkey
     from hallubench.harness import plan as plan_module
 
     rows = [{"id": "q0", "question": "Is it a dog?"}, {"id": "q1", "question": "Is it a cat?"}]
-    monkeypatch.setattr(plan_module, "dataset_dir", lambda data_dir, task: tmp_path)
+    monkeypatch.setattr(plan_module, "dataset_dir", lambda data_dir, task, given=None: tmp_path)
     monkeypatch.setattr(plan_module, "load_rows", lambda folder, task, limit: (rows[:limit], len(rows)))
     cmm = get_task("cmm")
 
