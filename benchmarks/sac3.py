@@ -45,7 +45,7 @@ from __future__ import annotations
 import re
 from typing import Any, Callable, Mapping
 
-from hallubench.benchmarks.steps import Done, Program, Prompt, Step
+from hallubench.benchmarks.steps import Done, Program, Step
 from hallubench.benchmarks.task import MediaSpec, Row, Task
 from hallubench.models.protocol import GenerationSettings
 from hallubench.registry import register_parser, register_task
