@@ -109,6 +109,29 @@ def test_run_page_shows_every_sample_and_marks_unreadable_ones(tmp_path):
     assert "± 0.2500" in page and "scripted failure" in page and "unreadable outputs and errors (2)" in page
 
 
+def test_an_unfinished_or_mixed_run_folder_is_refused(tmp_path, capsys):
+    """The viewer reads run folders through the one check every reader uses (harness/run_state.py)."""
+    from hallubench.harness import run_state, store
+
+    run = write_cmm_run(tmp_path / "run")
+    ranking = tmp_path / "ranking"
+    ranking.mkdir()
+    (ranking / "crosscheck.json").write_text(json.dumps({"boards": {}, "judge": {}, "config": {}, "runs": {}}))
+    (ranking / "sentences.jsonl").write_text("")
+    run_state.mark_unfinished(run)
+    assert main(["view", str(ranking), str(run), "--out", str(tmp_path / "site")]) == 2
+    err = capsys.readouterr().err
+    assert str(run) in err and "hallubench run" in err and not (tmp_path / "site" / "index.html").exists()
+    run_state.mark_finished(run)
+    merged = run / store.MERGED
+    first = json.loads(merged.read_text().splitlines()[0])
+    stranger = {**first, "key": "x" * 32, "id": "other", "model": "other-model", "model_fingerprint": "f" * 16}
+    merged.write_text(merged.read_text() + json.dumps(stranger) + "\n")
+    assert main(["view", str(ranking), str(run), "--out", str(tmp_path / "site")]) == 2
+    err = capsys.readouterr().err  # a second model's record: the counts no longer match results.json either
+    assert str(run) in err and "--output-dir" in err and not (tmp_path / "site" / "index.html").exists()
+
+
 def test_view_errors_name_the_folder(ranked, tmp_path, capsys):
     assert main(["view", str(tmp_path), "--out", str(tmp_path / "site")]) == 2
     err = capsys.readouterr().err

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from hallubench.errors import ConfigError, NotARankingFolderError, RunFolderNotFoundError
-from hallubench.harness import store
+from hallubench.harness import run_state, store
 from hallubench.harness.data import COMPLETE, MINI, dataset_dir, default_data_dir
 from hallubench.ranking.report import FILES
 
@@ -75,20 +75,16 @@ def read_ranking(folder: Path) -> RankingFolder:
 
 
 def read_run_folder(folder: Path) -> RunFolder:
-    """The run folder's results.json (if written) and every record of its sample store."""
+    """The run folder's results.json (if written) and every record of its sample store, read through the one
+    check every reader uses (harness/run_state.py): a folder being written, interrupted or mixing models or
+    settings is refused, naming the command that fixes it."""
     folder = Path(folder)
     if not (folder / store.MERGED).is_file() and not list(folder.glob(store.RANK_GLOB)):
         raise RunFolderNotFoundError(f"{folder} holds no samples.jsonl: not a run folder (make one with `hallubench run "
                                      f"--output-dir {folder} ...`)")
-    results: dict[str, Any] = {}
-    if (folder / RESULTS).is_file():
-        try:
-            results = json.loads((folder / RESULTS).read_text(encoding="utf-8"))
-        except ValueError as err:
-            raise ConfigError(f"{folder / RESULTS} cannot be read ({err}); rerun `hallubench run --from-outputs "
-                              f"{folder}` to write it again") from None
-    records = sorted(store.read_store(folder).records.values(), key=store.sort_key)
-    return RunFolder(folder, results if isinstance(results, dict) else {}, records)
+    with run_state.read_run_folder(folder, "view") as run:
+        records = sorted(run.records.values(), key=store.sort_key)
+        return RunFolder(folder, run.results or {}, records)
 
 
 def task_dataset_folder(run: RunFolder, task_name: str, data_dir: Path | None = None) -> Path | None:
