@@ -10,7 +10,7 @@ are comparable with the paper's Tables 2-5. The strict `yes_no` parser still log
 counts the unparseable ones (`n_unparsed`) beside them. Groups: each sub_category (Table 2) and each
 sub_category × granularity (object-level / event-level, Tables 3-4).
 """
-from hallubench.benchmarks.task import MediaSpec, Row, Task
+from hallubench.benchmarks.task import MediaSpec, Row, Task, one_of, yes_no
 from hallubench.models.protocol import GenerationSettings
 from hallubench.registry import register_task
 
@@ -41,7 +41,7 @@ register_task(
         # yes_ratio is best at the references' share (0.5 in CMM), so neither direction is better.
         higher_is_better={"pa": True, "hr": True, "accuracy": True, "yes_ratio": None},
         version=2,  # 2: headline by the paper's "begins with yes/no" rule, sub_category × granularity groups
-        reference=lambda row: row["answer"],
+        reference=lambda row: one_of(row, "answer", ("yes", "no"), yes_no),
         group=groups,
         source="Leng et al. 2024, arXiv:2410.12787; github.com/DAMO-NLP-SG/CMM",
         demo=True,

@@ -84,6 +84,8 @@ def build_release(builder_cls: type[ReleaseBuilder], source: str | Path, out: st
                 if isinstance(err.__cause__, (BuildError, OSError)):
                     raise err.__cause__ from None
                 raise
+            if not builder.info.splits or not builder.info.splits[SPLIT].num_examples:
+                raise BuildError(no_rows(source, config.name, builder.skipped))
             configs.update(builder.output_configs(builder.as_dataset(split=SPLIT)))
             summary.skipped += builder.skipped
             summary.notes += builder.notes
@@ -104,6 +106,15 @@ def build_release(builder_cls: type[ReleaseBuilder], source: str | Path, out: st
             raise output_error(err, out) from err
         raise
     return summary
+
+
+def no_rows(source: Path, config: str, skipped: list[dict[str, Any]]) -> str:
+    """Why a build with no usable row stops: how many rows were left out and the first reasons."""
+    reasons = "; ".join(f"row {row['index']} (id {row['id']!r}): {row['reason']}" for row in skipped[:3])
+    left_out = f"all {len(skipped)} rows were left out ({reasons}{'; ...' if len(skipped) > 3 else ''})" \
+        if skipped else "it holds no rows"
+    return (f"{source}: no usable row for config {config!r}: {left_out}. Nothing was written; fix the release (or "
+            "point --source at the complete one) and build again.")
 
 
 def fingerprint(path: Path) -> str:

@@ -38,7 +38,7 @@ def environment(monkeypatch, caplog):
 
 
 @pytest.mark.parametrize("with_url_credentials", [False, True], ids=["key", "url-credentials"])
-@pytest.mark.parametrize("mode", ["ok", "401", "500", "trickle"])
+@pytest.mark.parametrize("mode", ["ok", "401", "500", "echo", "trickle"])
 def test_run_stores_and_prints_no_secret(server, data_dir, tmp_path, capfd, caplog, mode, with_url_credentials):
     server.mode = mode
     out = tmp_path / "run"
