@@ -36,8 +36,11 @@ class PluginConfig:
             raise ConfigError(f"{what}: missing {', '.join(missing)}")
         hints = typing.get_type_hints(cls)
         for key, value in args.items():
+            if isinstance(value, (int, float)) and not isinstance(value, bool) and not _matches(value, hints[key]) \
+                    and _matches(str(value), hints[key]):
+                args[key] = value = str(value)  # key=value text read as a number (revision=2024): the text it was
             if not _matches(value, hints.get(key, Any)):
-                raise ConfigError(f"{what}: {key}={value!r} is not a {_describe(hints[key])}")
+                raise ConfigError(f"{what}: {key}={value!r} is not of type {_describe(hints[key])}")
         try:
             return cls(**args)
         except ValueError as err:  # a field's own check (__post_init__)
