@@ -14,7 +14,6 @@ import numpy as np
 from PIL import Image
 
 from hallubench.benchmarks.task import MediaSpec, Row, Task
-from hallubench.builders.safe_files import resolve_inside
 from hallubench.harness.options import RunOptions
 from hallubench.errors import ConfigError, MediaOutsideDatasetError
 from hallubench.loaders import MediaError, load_audio, load_image, load_video
@@ -29,6 +28,8 @@ def media_file(task: Task, row: Row, column: str, dataset_dir: Path) -> Path | N
     """The file `row[column]` names, symlinks followed, when it lies inside `dataset_dir` (a Hub dataset's files may
     link into its cache's blob store); None for no file. MediaOutsideDatasetError naming the task, row, column and
     path when it leads out of the folder: a dataset is data, and never makes a run read (and send) other files."""
+    from hallubench.builders.safe_files import resolve_inside  # here: the builders package imports datasets
+
     value = row[column]
     if value is None:
         return None
