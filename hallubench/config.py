@@ -38,13 +38,17 @@ class PluginConfig:
         for key, value in args.items():
             if isinstance(value, (int, float)) and not isinstance(value, bool) and not _matches(value, hints[key]) \
                     and _matches(str(value), hints[key]):
-                args[key] = value = str(value)  # key=value text read as a number (revision=2024): the text it was
-            if not _matches(value, hints.get(key, Any)):
-                raise ConfigError(f"{what}: {key}={value!r} is not of type {_describe(hints[key])}")
+                args[key] = str(value)  # key=value text read as a number (revision=2024): the text it was
         try:
-            return cls(**args)
-        except ValueError as err:  # a field's own check (__post_init__)
+            config = cls(**args)
+        except ValueError as err:  # a field's own check (__post_init__), whose message says more than a type's
             raise ConfigError(f"{what}: {err}") from None
+        except TypeError:
+            config = None  # a check tripped over a value of the wrong type: named below
+        for key, value in args.items():
+            if not _matches(value, hints[key]):
+                raise ConfigError(f"{what}: {key}={value!r} is not of type {_describe(hints[key])}")
+        return config
 
     @classmethod
     def from_yaml(cls: type[C], path: str | Path, *, what: str | None = None) -> C:

@@ -34,7 +34,7 @@ def test_config_values_go_through_the_flags_parsing(tmp_path, capsys, line, mess
     ("pretrained=/no/such/checkpoint", "pretrained=/no/such/checkpoint: no such model folder"),
     ("pretrained=./no/such", "pretrained=./no/such: no such model folder"),
     ("pretrained=org/name,batch_size=two", "batch_size='two' is not of type int"),
-    ("pretrained=org/name,trust_remote_code=1", "trust_remote_code=1 is not of type bool"),
+    ("pretrained=org/name,trust_remote_code=1", "trust_remote_code must be true or false; got 1"),
 ])
 def test_model_arguments_are_named_before_anything_loads(tmp_path, capsys, model_args, message):
     assert run(tmp_path, model_args=model_args) == 2
