@@ -21,7 +21,7 @@ strategies (SRO, VDGD, HalluciMAD) are multi-step tasks built on this module: be
 import re
 
 from hallubench.benchmarks.steps import Program
-from hallubench.benchmarks.task import MediaSpec, Row, Task
+from hallubench.benchmarks.task import MediaSpec, Row, Task, one_of
 from hallubench.models.protocol import GenerationSettings
 from hallubench.registry import register_parser, register_task
 
@@ -98,6 +98,13 @@ def cot_prompt(row: Row) -> str:
                            choice=row["choice"])
 
 
+def reference(row: Row) -> str:
+    """The row's hallucination type, one of the four the metric scores (imported here: the metric imports evaluate)."""
+    from hallubench.metrics.cchall.cchall import LABELS
+
+    return one_of(row, "label", LABELS)
+
+
 def metric_inputs(row: Row) -> dict:
     """The four type names in letter order, read from `choice` ("A. <type>" per line), so "Final
     Answer: B" can be scored; without four lettered lines only the type text is read."""
@@ -142,7 +149,7 @@ def cchall_task(name: str, prompt, max_new_tokens: int, version: int, demo: bool
         generation=GenerationSettings(max_new_tokens=max_new_tokens, temperature=temperature),
         parser=parser,
         metric="cchall",
-        reference=lambda row: row["label"],
+        reference=reference,
         group=lambda row: row["dataset_source"],
         metric_inputs=metric_inputs,
         higher_is_better={"accuracy": True, "macro_f1": True, "weighted_f1": True, "accuracy_avg": True,

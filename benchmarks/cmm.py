@@ -19,7 +19,7 @@ left out of the scores and counted (`n_without_media` in results.json).
 """
 import dataclasses
 
-from hallubench.benchmarks.task import MediaSpec, Row, Task
+from hallubench.benchmarks.task import MediaSpec, Row, Task, one_of, yes_no
 from hallubench.models.protocol import GenerationSettings
 from hallubench.registry import register_task
 
@@ -59,7 +59,7 @@ CMM = Task(
     # 2: headline by the paper's "begins with yes/no" rule, sub_category × granularity groups;
     # 3: a probe whose medium --modality removes is left out and counted, not asked without it
     version=3,
-    reference=lambda row: row["answer"],
+    reference=lambda row: one_of(row, "answer", ("yes", "no"), yes_no),
     group=groups,
     source="Leng et al. 2024, arXiv:2410.12787; github.com/DAMO-NLP-SG/CMM",
     demo=True,

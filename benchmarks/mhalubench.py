@@ -37,7 +37,7 @@ without them (the mini one) loses nothing.
 import json
 from typing import Any, Mapping, NamedTuple
 
-from hallubench.benchmarks.task import MediaSpec, Row, Task
+from hallubench.benchmarks.task import MediaSpec, Row, Task, one_of
 from hallubench.models.protocol import GenerationSettings
 from hallubench.registry import register_parser, register_task
 
@@ -131,6 +131,13 @@ def selfcheck_2shot_prompt(row: Row) -> str:
     return f"{INSTRUCTIONS}\n\n{SHOTS_INTRO}\n\n{shots}\n\n{QUERY_INTRO}\n\n{query}\n\nAnswer:"
 
 
+def reference(row: Row) -> list[str]:
+    """Each claim's label, one of the two the metric scores (imported here: the metric imports evaluate)."""
+    from hallubench.metrics.mhalubench.mhalubench import LABELS
+
+    return [one_of(claim, "claim_label", LABELS) for claim in claims(row)]
+
+
 def metric_inputs(row: Row) -> dict:
     """Each claim's segment (its index in the response), for segment-level scores and the claim count, and its
     claim_category list, for the scores by claim type."""
@@ -172,7 +179,7 @@ def _detection_task(name: str, prompt, num_fewshot: int = 0) -> Task:
         generation=GenerationSettings(max_new_tokens=1024, temperature=0.2),
         parser="mhalubench_verdicts",
         metric="mhalubench",
-        reference=lambda row: [claim["claim_label"] for claim in claims(row)],
+        reference=reference,
         group=lambda row: row["task_type"],
         metric_inputs=metric_inputs,
         higher_is_better=HIGHER_IS_BETTER,

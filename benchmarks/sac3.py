@@ -46,7 +46,7 @@ import re
 from typing import Any, Callable, Mapping
 
 from hallubench.benchmarks.steps import Done, Program, Step
-from hallubench.benchmarks.task import MediaSpec, Row, Task
+from hallubench.benchmarks.task import MediaSpec, Row, Task, one_of, yes_no
 from hallubench.models.protocol import GenerationSettings
 from hallubench.registry import register_parser, register_task
 
@@ -274,7 +274,7 @@ def _qa_task(config: str) -> Task:
     return Task(
         name=f"sac3_{config}", benchmark="sac3", config=config, prompt=lambda row: ask(row["question"]),
         media=MediaSpec(), generation=GenerationSettings(max_new_tokens=ANSWER_TOKENS), parser="sac3", metric="sac3",
-        reference=lambda row: row["hallucinated"], metric_args={"threshold": 0.5, "lambda_weight": 1.0},
+        reference=lambda row: one_of(row, "hallucinated", (True, False)), metric_args={"threshold": 0.5, "lambda_weight": 1.0},
         higher_is_better=HIGHER_IS_BETTER, source=SOURCE, version=2,  # 2: Table 7's equivalence check
         program=program(lambda row: row["question"], ask, lambda row, done: row["target_answer"], False, ANSWER_TOKENS),
         score_inputs=score_inputs, summarize=summarize, unreadable=judged_unread,
@@ -291,7 +291,7 @@ for _config in ("prime", "senator", "hotpotqa", "nq_open"):
 register_task(Task(
     name="sac3_cmm", benchmark="cmm", config="all", prompt=lambda row: _cmm_ask(row["question"]),
     media=MediaSpec(video="video_path", audio="audio_path"), generation=GenerationSettings(max_new_tokens=32),
-    parser="sac3_cmm", metric="sac3", reference=lambda row: row["answer"],
+    parser="sac3_cmm", metric="sac3", reference=lambda row: one_of(row, "answer", ("yes", "no"), yes_no),
     metric_args={"threshold": 0.5, "lambda_weight": 1.0}, higher_is_better=HIGHER_IS_BETTER,
     source=SOURCE + "; CMM probes: Leng et al. 2024, arXiv:2410.12787", version=2,  # 2: Table 7's equivalence check
     program=program(lambda row: row["question"], _cmm_ask, lambda row, done: done.first("answer"), True, 32),

@@ -95,3 +95,18 @@ class Task:
     def cross_checkable(self) -> bool:
         """Whether the task draws stochastic samples that other models' answers can be checked against."""
         return self.samples is not None
+
+
+def one_of(row: Row, column: str, allowed: tuple[Any, ...], fold: Callable[[Any], Any] = lambda value: value) -> Any:
+    """`row[column]` when its value (after `fold`, e.g. case-folding as the metric does) is one the task's metric
+    scores; ValueError naming the column, value and allowed values otherwise, so a bad label stops the run before
+    generation instead of crashing scoring after it (the harness checks every row's reference first)."""
+    value = row[column]
+    if isinstance(value, bool) != any(isinstance(a, bool) for a in allowed) or fold(value) not in allowed:
+        raise ValueError(f"column {column!r} is {value!r}; its metric scores only {', '.join(map(repr, allowed))}")
+    return value
+
+
+def yes_no(value: Any) -> Any:
+    """The yes/no reading pa_hr applies to a reference (case and surrounding spaces ignored)."""
+    return value.strip().lower() if isinstance(value, str) else value

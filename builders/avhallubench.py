@@ -40,7 +40,7 @@ class AVHalluBench(ReleaseBuilder):
 
     def read_records(self) -> tuple[Path, list[Any]]:
         path = self.source / "data.json"
-        return path, load_json_list(path, LAYOUT)
+        return path, load_json_list(self.release_file(path), LAYOUT)
 
     def row_id(self, index: int, raw: Any) -> str | None:
         video_id = raw.get("video_id") if isinstance(raw, dict) else None

@@ -107,6 +107,18 @@ class ReleaseBuilder(datasets.GeneratorBasedBuilder):
             raise BuildError(f"{path}: row {index} (id {row_id!r}): {reason}. {SKIP_HINT}")
         self.skipped.append({"file": str(path), "index": index, "id": row_id, "reason": reason})
 
+    def release_file(self, path: Path) -> Path:
+        """`path`, a file of the release the builder reads (annotations, tables): BuildError when it is a link out of
+        the release, a FIFO or a device; the file named by --source itself is the user's choice and taken as is."""
+        if Path(path) == self.source:
+            return Path(path)
+        try:
+            return safe_files.regular_file_inside(path, safe_files.release_root(self.source))
+        except RowError as err:
+            if not os.path.lexists(path):  # the caller says which file it expected
+                return Path(path)
+            raise BuildError(str(err).replace("media file", "release file", 1)) from None
+
     def place_media(self, src: Any, rel: str) -> str:
         """Put the media file `src` at `rel` under the output folder; returns `rel`.
 
@@ -138,8 +150,16 @@ class ReleaseBuilder(datasets.GeneratorBasedBuilder):
 
 def image_cell(folder: Path, rel: str) -> dict[str, Any]:
     """A `datasets.Image` value for the image placed at `rel`: its bytes embedded (so `load_dataset` and the Hub
-    viewer show it anywhere) and `rel` as its name; the file itself stays in the folder for the harness."""
-    return {"path": rel, "bytes": (folder / rel).read_bytes()}
+    viewer show it anywhere) and `rel` as its name; the file itself stays in the folder for the harness.
+    RowError (the file removed) for bytes that are no image or one above safe_files.MAX_IMAGE_PIXELS."""
+    data = (folder / rel).read_bytes()
+    try:
+        with safe_files.decode_image(data):  # reads the header only: the size is known before any pixel is
+            pass
+    except (RowError, OSError, ValueError) as err:  # PIL's UnidentifiedImageError is an OSError
+        (folder / rel).unlink(missing_ok=True)
+        raise RowError(f"image {rel}: {err}") from err
+    return {"path": rel, "bytes": data}
 
 
 def load_json_list(path: Path, what: str) -> list[Any]:

@@ -41,7 +41,7 @@ class CCHall(ReleaseBuilder):
 
     def read_records(self) -> tuple[Path, Iterator[dict[str, Any]]]:
         files = self.parquet_files()
-        parquets = [open_parquet(path) for path in files]
+        parquets = [open_parquet(self.release_file(path)) for path in files]
         where = files[0] if len(files) == 1 else self.source
         return where, (row for parquet in parquets
                        for batch in parquet.iter_batches(batch_size=64, columns=list(COLUMNS))
@@ -55,7 +55,11 @@ class CCHall(ReleaseBuilder):
         return sorted(self.source.glob("data/test-*.parquet")) or [self.source / "test.parquet"]
 
     def convert(self, index: int, raw: dict[str, Any]) -> dict[str, Any]:
+        from hallubench.metrics.cchall.cchall import LABELS  # here, not at import: the metric imports evaluate
+
         values = strings(raw, TEXT_FIELDS)
+        if values["label"] not in LABELS:
+            raise RowError(f"label {values['label']!r} is not one of CCHall's four types {LABELS}")
         if not isinstance(raw["question_id"], int):
             raise RowError(f"question_id must be an integer, got {raw['question_id']!r}")
         row_id = self.row_id(index, raw)

@@ -45,7 +45,7 @@ class CMM(ReleaseBuilder):
         self.media = self.open_media()
         self.stripped = 0
         path = self.source / "all_data_final_reorg.json"
-        return path, load_json_list(path, "the CMM probes: a list of {" + ", ".join(FIELDS) + "}")
+        return path, load_json_list(self.release_file(path), "the CMM probes: a list of {" + ", ".join(FIELDS) + "}")
 
     def open_media(self) -> Any:
         """The root media paths resolve against: the release folder, or the zip."""
@@ -55,7 +55,7 @@ class CMM(ReleaseBuilder):
         if not archive.is_file():
             raise BuildError(f"{self.source}: neither {MEDIA_DIR}/ nor {MEDIA_DIR}.zip found; "
                              "put the official media next to all_data_final_reorg.json.")
-        return _ZipMedia(archive)
+        return _ZipMedia(self.release_file(archive))
 
     def convert(self, index: int, raw: Any) -> dict[str, Any]:
         values = strings(raw, FIELDS, nullable=MEDIA_FIELDS)

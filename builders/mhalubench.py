@@ -45,7 +45,7 @@ class MHaluBench(ReleaseBuilder):
         self.images = path.parent / "images"
         if not self.images.is_dir():
             self.notes.append("The release had no images/ folder, so `image` is null on every row.")
-        return path, load_json_list(path, "MHaluBench image-to-text annotations (image_name, repsonse, task_type, annotation)")
+        return path, load_json_list(self.release_file(path), "MHaluBench image-to-text annotations (image_name, repsonse, task_type, annotation)")
 
     def convert(self, index: int, raw: Any) -> dict[str, Any]:
         if isinstance(raw, dict) and "repsonse" not in raw and "response" in raw:

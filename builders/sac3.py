@@ -61,7 +61,7 @@ class SAC3(ReleaseBuilder):
 
     def read_records(self) -> tuple[Path, list[Any]]:
         path = self.source / FILES[self.config.name]
-        return path, load_json_list(path, f"the SAC3 {self.config.name} set (github.com/intuit/sac3 dataset/)")
+        return path, load_json_list(self.release_file(path), f"the SAC3 {self.config.name} set (github.com/intuit/sac3 dataset/)")
 
     def row_id(self, index: int, raw: Any) -> str | None:
         return f"{self.config.name}-{index:04d}"

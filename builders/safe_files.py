@@ -20,9 +20,8 @@ from typing import Any
 from PIL import Image
 
 from hallubench.errors import BuildError, RowError
+from hallubench.loaders.image import MAX_IMAGE_PIXELS
 
-# Above this an image is refused rather than decoded (PIL's own default bomb limit is about 179 MP).
-MAX_IMAGE_PIXELS = 64_000_000
 
 _WRITE_ERRNOS = {errno.ENOSPC, errno.EROFS, errno.EDQUOT, errno.EFBIG}
 _KINDS = ((stat.S_ISDIR, "directory"), (stat.S_ISFIFO, "FIFO (named pipe)"), (stat.S_ISCHR, "character device"),
@@ -33,16 +32,39 @@ def release_root(source: Path) -> Path:
     return (source if source.is_dir() else source.parent).resolve()
 
 
+def _within(path: Path, folder: Path) -> bool:
+    return path == folder or folder in path.parents
+
+
+def resolve_inside(path: str | Path, root: str | Path) -> Path | None:
+    """`path` with every symlink followed, when it stays inside `root`; None when it leaves it.
+
+    `path` must name a place under `root` as written (no `..` climbing out, not absolute elsewhere) and lead
+    there once links are followed. The one exception is a huggingface_hub cache snapshot, whose files are links to
+    its repo's `blobs/`: a link from inside a snapshot into that store counts as inside. A missing file is
+    FileNotFoundError, a symlink loop OSError/RuntimeError (the caller names them)."""
+    root = Path(os.path.abspath(root))
+    written = Path(os.path.normpath(root / path))
+    if not _within(written, root):
+        return None  # said before the file is looked at: where it is, is nobody's business
+    real, real_root = written.resolve(strict=True), root.resolve()
+    if _within(real, real_root):
+        return real
+    snapshot = next((folder for folder in (real_root, *real_root.parents) if folder.parent.name == "snapshots"), None)
+    return real if snapshot is not None and _within(real, snapshot.parent.parent / "blobs") else None
+
+
 def regular_file_inside(path: Path, root: Path) -> Path:
     """`path` resolved, if it is a regular file inside `root` (checked with stat, never opened); RowError if not."""
     try:
-        real = Path(path).resolve(strict=True)
+        real = resolve_inside(os.path.abspath(path), root)  # relative to the working folder, not to `root`
     except FileNotFoundError:
         raise RowError(f"media file {path} is missing") from None
     except (OSError, RuntimeError) as err:  # a symlink loop, a permission error on the way
         raise RowError(f"media file {path} cannot be resolved ({err})") from err
-    if real != root and root not in real.parents:
-        raise RowError(f"media file {path} is a link to {real}, outside the release; copy the real file into it")
+    if real is None:
+        raise RowError(f"media file {path} is a link to {Path(path).resolve()}, outside the release; copy the real "
+                       "file into it")
     mode = os.stat(real).st_mode
     if not stat.S_ISREG(mode):
         kind = next((name for test, name in _KINDS if test(mode)), "special file")
@@ -93,8 +115,12 @@ def decode_image(data: bytes) -> Image.Image:
 
 
 def check_output_location(source: Path, out: Path) -> None:
-    """BuildError when `out` is the release or a folder holding it: --overwrite would delete the release."""
+    """BuildError when `out` is the release, holds it (--overwrite would delete it) or lies inside it (the build
+    would write into the release)."""
     source, out = source.resolve(), out.resolve()
-    if out == source or out in source.parents:
+    if _within(source, out):
         raise BuildError(f"--out {out} is or contains the release --source {source}; replacing it would delete the "
                          "release. Choose an --out outside the release")
+    if _within(out, source):
+        raise BuildError(f"--out {out} lies inside the release --source {source}; writing there would change the "
+                         "release (and --overwrite would replace part of it). Choose an --out outside the release")

@@ -26,6 +26,15 @@ class CorruptRecordError(ConfigError):
     """A line of a run folder's samples*.jsonl cannot be read as a sample record."""
 
 
+class DatasetRowError(ConfigError):
+    """A row of a built dataset cannot run as its task needs (a column its prompt uses is missing, a label its metric
+    cannot score); found before any model loads. The message names the folder, task, row id and column."""
+
+
+class MediaOutsideDatasetError(DatasetRowError):
+    """A row names a media file that is not inside its dataset folder (an absolute path, `..`, a link out of it)."""
+
+
 class RegistryError(HallubenchError, ValueError):
     """A plug-in (task, builder, parser, model, judge, metric) registered under a name already taken."""
 

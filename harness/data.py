@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from hallubench.benchmarks.task import Task
-from hallubench.errors import ConfigError
+from hallubench.errors import ConfigError, DatasetRowError
 
 COMPLETE = ".complete"
 MINI = "mini"
@@ -232,11 +232,24 @@ def load_rows(folder: Path, task: Task, limit: int | None = None) -> tuple[list[
     StaleRowsError naming the folder when the rows `load_dataset` gives are not the folder's.
     """
     import datasets
+    from datasets.exceptions import DatasetsError, SplitsVerificationError
 
     folder = Path(folder)
     files = data_files(folder, task)
     check_fingerprints(folder, files)
-    ds = datasets.load_dataset(str(folder), task.config, split=task.split)
+    try:
+        ds = datasets.load_dataset(str(folder), task.config, split=task.split)
+    except SplitsVerificationError as err:
+        raise StaleRowsError(f"{folder} config {task.config!r}: its card (README.md, dataset_info) does not describe "
+                             f"its data files ({', '.join(p.name for p in files)}): one was edited or replaced after "
+                             f"`hallubench build` wrote the card ({err}). Rebuild the folder: `hallubench build ... "
+                             f"--out {folder} --overwrite`.") from None
+    except DatasetsError as err:
+        raise ConfigError(f"{folder} config {task.config!r}: datasets cannot load it ({type(err).__name__}: {err}); "
+                          "rebuild it with `hallubench build`") from None
+    if "id" not in ds.column_names:
+        raise DatasetRowError(f"{folder} config {task.config!r}: no column 'id' (every row needs its sample id); "
+                              "rebuild it with `hallubench build`")
     total = len(ds)
     n = total if limit is None else min(limit, total)
     check_rows(folder, task, ds, files, n)

@@ -15,7 +15,7 @@ from PIL import Image
 
 from hallubench.benchmarks.task import MediaSpec, Row, Task
 from hallubench.harness.options import RunOptions
-from hallubench.errors import ConfigError
+from hallubench.errors import ConfigError, MediaOutsideDatasetError
 from hallubench.loaders import MediaError, load_audio, load_image, load_video
 from hallubench.models.protocol import AudioPart, ImagePart, Message, Part, TextPart, VideoPart
 
@@ -27,6 +27,33 @@ class MissingMediaError(MediaError):
 class MediumRemovedError(MediaError):
     """`--modality` removes a medium the row is asked about: the row is left out of the scores and counted
     (`n_without_media`), never asked without it."""
+def media_file(task: Task, row: Row, column: str, dataset_dir: Path) -> Path | None:
+    """The file `row[column]` names, symlinks followed, when it lies inside `dataset_dir` (a Hub dataset's files may
+    link into its cache's blob store); None for no file. MediaOutsideDatasetError naming the task, row, column and
+    path when it leads out of the folder: a dataset is data, and never makes a run read (and send) other files."""
+    from hallubench.builders.safe_files import resolve_inside  # here: the builders package imports datasets
+
+    value = row[column]
+    if value is None:
+        return None
+    where = f"task {task.name!r} row {row.get('id')!r} column {column!r}: media path {value!r}"
+    fix = f"Paths in a dataset are relative to its folder {dataset_dir} and stay inside it; fix or rebuild the dataset."
+    if not isinstance(value, str):
+        raise MediaOutsideDatasetError(f"{where} is not a path string. {fix}")
+    try:
+        real = resolve_inside(value, dataset_dir)
+    except FileNotFoundError:
+        return Path(dataset_dir) / value  # nothing to read there; the loader says the file is missing
+    except (OSError, RuntimeError) as err:  # a symlink loop
+        raise MediaOutsideDatasetError(f"{where} cannot be resolved ({err}). {fix}") from None
+    if real is None:
+        raise MediaOutsideDatasetError(f"{where} leads outside the dataset folder. {fix}")
+    return real
+
+
+def media_columns(task: Task) -> list[str]:
+    """The dataset columns naming the task's media files."""
+    return list(dict.fromkeys(c for c in (task.media.video, task.media.audio, task.media.image) if c))
 
 
 def sent_kinds(task: Task, modality: str) -> set[str]:
@@ -113,8 +140,7 @@ def media_parts(task: Task, row: Row, dataset_dir: Path, options: RunOptions) ->
     seen: dict[str, Any] = {}
 
     def path_of(column: str) -> Path | None:
-        value = row[column]
-        return None if value is None else Path(dataset_dir) / value
+        return media_file(task, row, column, dataset_dir)
 
     if spec.video and modality != "audio-only" and (path := path_of(spec.video)) is not None:
         part, seen["video"] = _video(path, options)

@@ -16,6 +16,7 @@ from hallubench.benchmarks.task import Task
 from hallubench.errors import ConfigError
 from hallubench.harness.data import dataset_dir, load_rows
 from hallubench.harness.options import RunOptions, apply_gen_kwargs
+from hallubench.harness.row_checks import check_rows
 from hallubench.harness.sharding import sample_seed, stable_hash
 from hallubench.models.protocol import GenerationSettings
 
@@ -86,22 +87,42 @@ def check_task_args(tasks: list[Task], given: Mapping[str, Any]) -> None:
                 raise ConfigError(f"--task-args: task {task.name} step {step.name!r}: {err}") from None
 
 
-def plan(tasks: list[Task], data_dir: Path, options: RunOptions, fingerprint: str,
-         role_fingerprints: Mapping[str, Mapping[str, str | None]] | None = None) -> tuple[list[WorkItem], dict[str, int]]:
-    """All work items in (task, id) order and each task's split size (without the rows it excludes).
-    `role_fingerprints[task]` gives, for a multi-step task, the fingerprint of the model playing each helper
-    role (None: its steps are skipped)."""
-    items: list[WorkItem] = []
-    totals: dict[str, int] = {}
+@dataclass(frozen=True)
+class TaskRows:
+    """The rows one task of a run evaluates, checked, with its dataset folder and split size."""
+
+    folder: Path
+    rows: list[dict[str, Any]]
+    total: int  # the split's size, without the rows the task excludes
+
+
+def read_rows(tasks: list[Task], data_dir: Path, options: RunOptions) -> dict[str, TaskRows]:
+    """Each task's rows (its first `--limit`), every one checked (row_checks): done before any model loads, so a
+    missing dataset, column, bad label or media path outside the folder stops the run before the weights load."""
+    read: dict[str, TaskRows] = {}
     for task in tasks:
         folder = dataset_dir(data_dir, task, options.data_dir)
         # A fraction, and a task that excludes rows, need the whole split's count first.
         first_n = task.exclude is None and not isinstance(options.limit, float)
-        rows, totals[task.name] = load_rows(folder, task, options.limit if first_n else None)
+        rows, total = load_rows(folder, task, options.limit if first_n else None)
+        check_rows(task, folder, rows)  # before `exclude`, which reads the rows too
         if task.exclude is not None:
             rows = [row for row in rows if not task.exclude(row)]
-            totals[task.name] = len(rows)
-        rows = rows[:options.limit_for(totals[task.name])]
+            total = len(rows)
+        read[task.name] = TaskRows(folder, rows[:options.limit_for(total)], total)
+    return read
+
+
+def plan(tasks: list[Task], task_rows: Mapping[str, TaskRows], options: RunOptions, fingerprint: str,
+         role_fingerprints: Mapping[str, Mapping[str, str | None]] | None = None) -> tuple[list[WorkItem], dict[str, int]]:
+    """All work items in (task, id) order and each task's split size (without the rows it excludes), from the rows
+    `read_rows` gave. `role_fingerprints[task]` gives, for a multi-step task, the fingerprint of the model playing
+    each helper role (None: its steps are skipped)."""
+    items: list[WorkItem] = []
+    totals: dict[str, int] = {}
+    for task in tasks:
+        read = task_rows[task.name]
+        folder, rows, totals[task.name] = read.folder, read.rows, read.total
         main, extra = effective_settings(task, options)
         settings = (dataclasses.asdict(main), extra and dataclasses.asdict(extra))
         args = task_arguments(task, options.task_args)[0]

@@ -39,7 +39,7 @@ from hallubench.harness.media import check_model_accepts, check_modality
 from hallubench.harness.options import AUTO, AUTO_MAX_BATCH, RunOptions
 from hallubench.errors import ConfigError, MixedRunFolderError, RunInterrupted
 from hallubench.harness.plot import PLOT, plot_results
-from hallubench.harness.plan import WorkItem, check_task_args, plan
+from hallubench.harness.plan import WorkItem, check_task_args, plan, read_rows
 from hallubench.harness.program import StepJournal, check_steps_accept, role_models, run_program_batch
 from hallubench.harness.results_schema import ModelInfo, Results, RunInfo
 from hallubench.harness.scoring import without_media, score_task
@@ -72,11 +72,11 @@ def error_summary(records: list[dict[str, Any]]) -> str | None:
     return f"{len(failed)} of {len(records)} samples failed:\n  " + "\n  ".join(lines)
 
 
-def load_model(options: RunOptions, device: str, flag: str = "--model"):
-    """The ChatModel of `options.model` / `model_args` (a local adapter on `options.device`, else `device`);
-    ConfigError naming what is wrong before any weights load; `flag` names them in errors (a helper's is
-    --helper ROLE)."""
-    from hallubench.models import MODELS, get_model, model_config
+def model_arguments(options: RunOptions, device: str, flag: str = "--model") -> dict[str, Any]:
+    """The checked arguments of `options.model`'s adapter (a local adapter on `options.device`, else `device`);
+    ConfigError naming what is wrong, touching no weights, file or server; `flag` names them in errors (a helper's
+    is --helper ROLE)."""
+    from hallubench.models import MODELS, model_config
 
     if options.model is None:
         raise ConfigError("--model is required unless --from-outputs is given")
@@ -98,18 +98,58 @@ def load_model(options: RunOptions, device: str, flag: str = "--model"):
             args.setdefault("dtype", options.dtype)
     # unknown or missing keys: ConfigError before any weights load
     args = model_config(options.model, args, None if flag == "--model" else f"{flag} (the {options.model} adapter's)")
+    if options.model in LOCAL_ADAPTERS:
+        check_checkpoint(str(args["model"]), flag)
+        check_device(str(args.get("device")), flag)
+    return args
+
+
+def check_checkpoint(model: str, flag: str) -> None:
+    """ConfigError for a checkpoint written as a local path (/x, ./x, ~/x, a/b/c) where there is no folder; a
+    Hub id (org/name) is left to the Hub."""
+    from hallubench.builders.hub import REPO_ID
+
+    path = Path(model).expanduser()
+    if path.exists() or (REPO_ID.fullmatch(model) and not model.startswith(".")):
+        return
+    raise ConfigError(f"{flag}: pretrained={model}: no such model folder (and not a Hub id org/name); give the "
+                      "folder of a saved checkpoint or a Hub model id")
+
+
+def check_device(device: str, flag: str) -> None:
+    """ConfigError for a CUDA device this machine does not have (cuda:7 on a one-GPU machine, cuda without one)."""
+    match = re.fullmatch(r"cuda(?::(\d+))?", device)
+    if match is None:
+        return
+    import torch
+
+    count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    if int(match.group(1) or 0) >= count:
+        have = f"has {count} GPU(s): cuda:0 to cuda:{count - 1}" if count else "has no CUDA GPU"
+        raise ConfigError(f"{flag}: device {device}: this machine {have}; pass --device cpu or one it has")
+
+
+def load_model(options: RunOptions, device: str, flag: str = "--model"):
+    """The ChatModel of `options.model` / `model_args` (see `model_arguments`), its arguments checked first."""
+    from hallubench.models import get_model
+
+    args = model_arguments(options, device, flag)
     try:
         return get_model(options.model, **args)
     except (OSError, ValueError) as err:  # no such checkpoint, bad dtype, missing API key, ...
         raise ConfigError(f"{flag} {options.model}: cannot load {args['model']!r}: {err}") from err
 
 
-def _load_helpers(options: RunOptions, device: str) -> dict[str, Any]:
-    """The model of each `--helper` role: its `adapter` (default hf) with the rest as that adapter's --model-args."""
-    return {role: load_model(dataclasses.replace(options, model=args.get("adapter", "hf"),
-                                                  model_args={k: v for k, v in args.items() if k != "adapter"}),
-                              device, f"--helper {role}")
+def _helper_options(options: RunOptions) -> dict[str, RunOptions]:
+    """Each `--helper` role's options: its `adapter` (default hf) with the rest as that adapter's --model-args."""
+    return {role: dataclasses.replace(options, model=args.get("adapter", "hf"),
+                                      model_args={k: v for k, v in args.items() if k != "adapter"})
             for role, args in options.helpers.items()}
+
+
+def _load_helpers(options: RunOptions, device: str) -> dict[str, Any]:
+    """The model of each `--helper` role."""
+    return {role: load_model(helper, device, f"--helper {role}") for role, helper in _helper_options(options).items()}
 
 
 def check_helper_roles(tasks: list[Task], helpers: dict[str, Any]) -> None:
@@ -251,7 +291,12 @@ def _run_locked(options: RunOptions, accelerator, tasks: list[Task], started: st
     from tqdm.auto import tqdm
 
     with accelerator.main_process_first():
+        # What can be checked without weights is, model arguments and datasets first, before any weights load.
+        model_arguments(options, str(accelerator.device))
+        for role, helper in _helper_options(options).items():
+            model_arguments(helper, str(accelerator.device), f"--helper {role}")
         data_dir = resolve_data_dir(options.data_dir)
+        task_rows = read_rows(tasks, data_dir, options)
         model = load_model(options, str(accelerator.device))
         helpers = _load_helpers(options, str(accelerator.device))
         roles = {task.name: role_models(task, model, helpers) for task in tasks if task.program}
@@ -260,7 +305,7 @@ def _run_locked(options: RunOptions, accelerator, tasks: list[Task], started: st
             if task.program:
                 check_steps_accept(task, options.modality, roles[task.name])
         fingerprints = {name: {role: m and m.fingerprint for role, m in models.items()} for name, models in roles.items()}
-        items, totals = plan(tasks, data_dir, options, model.fingerprint, fingerprints)
+        items, totals = plan(tasks, task_rows, options, model.fingerprint, fingerprints)
     run_dir = options.output_dir
     initial = store.read_store(run_dir) if run_dir.exists() else store.StoreContents()
     if initial.torn and accelerator.is_main_process:

@@ -82,7 +82,9 @@ class ImplicitJudgeArgs(ChatJudgeArgs):
     models, reloaded as their results.json records them, on `evidence_device` (hf; default: the judge's
     `device`, else cpu); they see each item's media as their run did, read from the run's --data-dir or from
     `data_dir`. `judge_sees_media` also shows the judge the media (a multimodal judge). `prompts`: "table9" (the
-    paper's Table 9, the default) or "ours-v1" (our earlier wording)."""
+    paper's Table 9, the default) or "ours-v1" (our earlier wording). A run folder is data: an evidence model that
+    would run code it names (`trust_remote_code`) or reach a server it names (a remote adapter: its `base_url`, with
+    the key in the `api_key_env` it names) is refused unless `trust_run_models` is true."""
 
     adapter: str = "hf"
     batch_size: int = 8
@@ -90,10 +92,12 @@ class ImplicitJudgeArgs(ChatJudgeArgs):
     evidence_device: str | None = None
     judge_sees_media: bool = False
     prompts: str = "table9"
+    trust_run_models: bool = False
     model_args: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self):
-        if not isinstance(self.judge_sees_media, bool):
-            raise ValueError(f"judge_sees_media={self.judge_sees_media!r}: give true or false")
+        for name in ("judge_sees_media", "trust_run_models"):
+            if not isinstance(getattr(self, name), bool):
+                raise ValueError(f"{name}={getattr(self, name)!r}: give true or false")
         if self.prompts not in IMPLICIT_PROMPTS:
             raise ValueError(f"prompts={self.prompts!r}: choose one of {', '.join(IMPLICIT_PROMPTS)}")

@@ -81,6 +81,15 @@ def retry_after_seconds(value: str | None, now: float) -> float | None:
     if when.tzinfo is None:  # RFC 9110 dates are GMT
         when = when.replace(tzinfo=timezone.utc)
     return max(0.0, when.timestamp() - now)
+def url_secrets(url: httpx.URL) -> list[str]:
+    """The credentials in a URL's userinfo as a server may echo them: `user:password` (raw and decoded), the password
+    alone and the Basic-auth token (base64 of `user:password`). A password under 4 characters is masked only in those
+    forms (alone it would mask every such piece of text)."""
+    if not url.userinfo:
+        return []
+    pair = f"{url.username}:{url.password}"
+    alone = [url.password] if len(url.password) >= 4 else []
+    return [url.userinfo.decode(), pair, *alone, base64.b64encode(pair.encode()).decode()]
 
 
 def _b64(data: bytes) -> str:
@@ -177,6 +186,10 @@ class OpenAIChatModel:
         self._budget_lock = threading.Lock()
         # The key lives only in these headers (httpx masks them in repr), never on this object.
         self._headers = httpx.Headers({"Authorization": f"Bearer {api_key}"} if api_key else {})
+        # Every form a server may echo back: the key, the URL's user:password, the password alone, its Basic token;
+        # they live in this closure only.
+        secrets = [api_key, *url_secrets(url)]
+        self._mask = lambda text: redact(text, secrets)
         self.name = f"openai:{model}@{self.base_url}"
         self.accepts = frozenset({"image", "video", "audio"})  # the server decides; its errors are recorded
         identity = {"model": model, "base_url": self.base_url, "video_mode": video_mode, "extra_body": self.extra_body}
@@ -338,6 +351,3 @@ class OpenAIChatModel:
             delay = max(delay, asked)
         return min(delay, self.max_backoff)
 
-    def _mask(self, text: str) -> str:
-        api_key = self._headers.get("authorization", "").removeprefix("Bearer ")
-        return redact(text, [api_key])

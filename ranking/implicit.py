@@ -30,7 +30,7 @@ from hallubench.errors import ConfigError
 from hallubench.harness.data import dataset_dir, load_rows, resolve_data_dir
 from hallubench.harness.media import prepare
 from hallubench.harness.options import RunOptions
-from hallubench.harness.runner import RESULTS, load_model
+from hallubench.harness.runner import LOCAL_ADAPTERS, RESULTS, load_model
 from hallubench.judges import BaseJudge, CachedJudge, Judgment, JudgmentCache
 from hallubench.judges.base import Pair
 from hallubench.judges.configs import ImplicitJudgeArgs
@@ -58,21 +58,55 @@ class EvidenceRun:
     records: dict[str, dict[str, dict]]  # task -> id -> record
 
 
-def read_evidence_run(name: str, folder: Path) -> EvidenceRun:
-    """The run folder `folder` (model `name`) with what reloading its model needs; ConfigError when it lacks it."""
+TRUST = "--judge-args trust_run_models=true"
+
+
+def check_trusted(path: Path, name: str, options: Mapping[str, Any]) -> None:
+    """ConfigError naming the field and the flag when reloading the run's model as recorded would run code or reach
+    a server (with a credential) that the run folder names: a run folder is data, that needs the user's word."""
+    adapter, args = options.get("model"), options.get("model_args") or {}
+    if not isinstance(args, dict):
+        raise ConfigError(f"{path}: run.options.model_args is {args!r}, not a mapping of adapter arguments")
+    if args.get("trust_remote_code") not in (None, False):
+        raise ConfigError(
+            f"{path}: run.options.model_args.trust_remote_code is {args['trust_remote_code']!r}, so reloading model "
+            f"{name!r} would run the code its checkpoint {args.get('model', args.get('pretrained'))!r} carries. A run "
+            f"folder is data: read that code, then pass {TRUST} to allow it")
+    if adapter not in LOCAL_ADAPTERS:
+        where = args.get("base_url", "its default server")
+        key = args.get("api_key_env", "its default key variable")
+        raise ConfigError(
+            f"{path}: run.options.model is {adapter!r}, so reloading model {name!r} would send the items to "
+            f"run.options.model_args.base_url ({where}) with the key in the environment variable "
+            f"run.options.model_args.api_key_env ({key}), both named by the run folder. A run folder is data: check "
+            f"them, then pass {TRUST} to allow it")
+
+
+def read_evidence_run(name: str, folder: Path, trusted: bool = False) -> EvidenceRun:
+    """The run folder `folder` (model `name`) with what reloading its model needs; ConfigError when it lacks it, or
+    (unless `trusted`) when reloading it would run code or reach a server the folder names."""
     path = Path(folder) / RESULTS
     if not path.is_file():
         raise ConfigError(f"--judge implicit reloads each run's model from its {RESULTS}; {folder} (model {name!r}) has "
                           "none: finish that run (rerun the same `hallubench run` command) first")
-    results = json.loads(path.read_text())
-    options = results["run"]["options"]
+    try:
+        results = json.loads(path.read_text())
+        options = results["run"]["options"]
+        fingerprint = results["model"]["fingerprint"]
+    except (OSError, ValueError, KeyError, TypeError) as err:
+        raise ConfigError(f"{path}: not a results.json of `hallubench run` ({type(err).__name__}: {err}); rerun that "
+                          "run or leave the folder out") from None
+    if not isinstance(options, dict):
+        raise ConfigError(f"{path}: run.options is {options!r}, not a mapping of run options")
+    if not trusted:
+        check_trusted(path, name, options)
     if MASK in json.dumps(options.get("model_args")):
         raise ConfigError(f"{path}: the model args hold a masked credential ({MASK}), so --judge implicit cannot reload "
                           f"model {name!r}; give credentials through api_key_env, not in base_url")
     fields = {f.name for f in dataclasses.fields(RunOptions)}
     records = read_run(name, folder)
     first = next(record for per_task in records.values() for record in per_task.values())
-    return EvidenceRun(name, Path(folder), first["model"], results["model"]["fingerprint"],
+    return EvidenceRun(name, Path(folder), first["model"], fingerprint,
                        RunOptions(**{k: v for k, v in options.items() if k in fields}), records)
 
 
@@ -216,7 +250,7 @@ class ImplicitEvidenceJudges(EvidenceJudges):
     def __init__(self, config: ImplicitJudgeArgs, run_dirs: Mapping[str, Path], cache: JudgmentCache | None) -> None:
         from hallubench.models import get_model
 
-        runs = {name: read_evidence_run(name, Path(folder)) for name, folder in run_dirs.items()}
+        runs = {name: read_evidence_run(name, Path(folder), config.trust_run_models) for name, folder in run_dirs.items()}
         try:
             judge_model = get_model(config.adapter, **config.model_args)
         except (OSError, ValueError) as err:  # no such checkpoint, bad dtype, missing API key, ...

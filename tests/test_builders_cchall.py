@@ -13,6 +13,7 @@ from PIL import Image
 
 from hallubench.builders import BENCHMARKS, build, build_with_summary
 from hallubench.errors import BuildError
+from hallubench.metrics.cchall.cchall import LABELS
 from hallubench.cli.main import main
 
 SOURCES = ("AMBER", "GQA", "xFlickrCO")
@@ -32,7 +33,7 @@ def cchall_parquet(folder, broken=None):
         rows.append({"question_id": 1000 + index, "dataset_source": SOURCES[index // 4], "image_id": f"img{index}",
                      "question": f"What is in picture {index}?", "response1": f"A thing {index}.",
                      "response2": f"Une chose {index}.", "choice": "A. none B. cross-modal C. cross-lingual D. both",
-                     "label": "ABCD"[index % 4], "language": LANGUAGES[index % 4], "language_category": "low",
+                     "label": LABELS[index % 4], "language": LANGUAGES[index % 4], "language_category": "low",
                      "image": broken.get(index, image)})
     features = datasets.Features({"question_id": datasets.Value("int64"),
                                   **{name: datasets.Value("string") for name in TEXT}, "image": datasets.Image()})

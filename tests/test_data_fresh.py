@@ -130,9 +130,10 @@ def test_the_harness_refuses_an_older_folders_stale_rows_with_the_same_count(sha
     task = get_task("mhalubench")
     items = json.loads((shared_data / "mhalubench" / "image_to_text_annotated.json").read_text())
     for name, order in (("first", items), ("second", items[::-1])):
-        (tmp_path / name).mkdir()
-        (tmp_path / name / "image_to_text_annotated.json").write_text(json.dumps(order))
-        folder = _as_older_build(build("mhalubench", tmp_path / name, tmp_path / name / "out" / "mhalubench"))
+        release = tmp_path / name / "release"
+        release.mkdir(parents=True)
+        (release / "image_to_text_annotated.json").write_text(json.dumps(order))
+        folder = _as_older_build(build("mhalubench", release, tmp_path / name / "out" / "mhalubench"))
         if name == "first":
             load_rows(folder, task)
     with pytest.raises(StaleRowsError, match=rf"{folder} config 'default'.* differ from those in test.parquet"):

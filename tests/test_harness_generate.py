@@ -133,10 +133,12 @@ def test_sample_keys_change_with_the_prompt_and_settings_and_nothing_else(monkey
     rows = [{"id": "q0", "question": "Is it a dog?"}, {"id": "q1", "question": "Is it a cat?"}]
     monkeypatch.setattr(plan_module, "dataset_dir", lambda data_dir, task, given=None: tmp_path)
     monkeypatch.setattr(plan_module, "load_rows", lambda folder, task, limit: (rows[:limit], len(rows)))
+    monkeypatch.setattr(plan_module, "check_rows", lambda task, folder, rows: None)  # rows of a prompt, no media
     cmm = get_task("cmm")
 
     def keys(task, **options):
-        items, _ = plan_module.plan([task], tmp_path, RunOptions(**options), "fp-1")
+        items, _ = plan_module.plan([task], plan_module.read_rows([task], tmp_path, RunOptions(**options)),
+                                     RunOptions(**options), "fp-1")
         return [item.key for item in items]
 
     base = keys(cmm)

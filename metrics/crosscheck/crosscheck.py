@@ -248,8 +248,10 @@ def _check_real(name: str, value) -> float:
 
 
 def _check_judgments(name: str, values) -> None:
+    if isinstance(values, (str, bytes, dict)) or not hasattr(values, "__iter__"):
+        raise ValueError(f"`{name}` is {values!r}; give a list of per-sentence judgments.")
     for k, value in enumerate(values):
-        if not isinstance(value, numbers.Real) or math.isnan(value) or not 0.0 <= value <= 1.0:
+        if isinstance(value, bool) or not isinstance(value, numbers.Real) or math.isnan(value) or not 0.0 <= value <= 1.0:
             raise ValueError(f"`{name}[{k}]` is {value!r}; judgments must be numbers in [0, 1] (1 = not supported).")
 
 
@@ -471,6 +473,13 @@ class Crosscheck(evaluate.Metric):
             reference_urls=["https://arxiv.org/abs/2405.13684"],
         )
 
+
+    def compute(self, **kwargs):
+        """evaluate's compute, refusing a call with no inputs when none were added (evaluate would say that a cache
+        file does not exist)."""
+        if self.writer is None and all(kwargs.get(name) is None for name in self._feature_names()):
+            raise ValueError(f"no inputs: pass {', '.join(self._feature_names())} (or add them with add_batch first)")
+        return super().compute(**kwargs)
     def add_batch(self, *, predictions=None, references=None, **columns):
         """Add a batch of records, first checking that no column is missing or shorter than the others."""
         # evaluate's own check names the columns but not where they part; say which index has no partner
@@ -486,6 +495,9 @@ class Crosscheck(evaluate.Metric):
                         f"`{name}` has {length} records but `{longest}` has {lengths[longest]}; "
                         f"the first index missing from `{name}` is {length}."
                     )
+        # checked before evaluate's features cast them: it would read "0.5", "1e-1" and True as numbers
+        for i, values in enumerate(columns.get("judgments") or ()):
+            _check_judgments(f"judgments[{i}]", values)
         super().add_batch(predictions=predictions, references=references, **columns)
 
     def _compute(

@@ -258,6 +258,13 @@ class MHaluBench(evaluate.Metric):
             reference_urls=["https://arxiv.org/abs/2402.03190", "https://huggingface.co/datasets/openkg/MHaluBench"],
         )
 
+
+    def compute(self, **kwargs):
+        """evaluate's compute, refusing a call with no inputs when none were added (evaluate would say that a cache
+        file does not exist)."""
+        if self.writer is None and all(kwargs.get(name) is None for name in self._feature_names()):
+            raise ValueError(f"no inputs: pass {', '.join(self._feature_names())} (or add them with add_batch first)")
+        return super().compute(**kwargs)
     def add_batch(self, *, predictions=None, references=None, **kwargs):
         """Checks the raw inputs (before evaluate turns NaN into "nan"), then adds them."""
         _check_batch(predictions, references, kwargs.get("segment_ids"))

@@ -115,6 +115,8 @@ def _check_groups(groups, n: int) -> dict:
     if not isinstance(groups, dict):
         raise ValueError(f"groups must be a dict of column name -> list of values, got {type(groups).__name__}")
     for column, values in groups.items():
+        if isinstance(values, (str, bytes, dict)) or not hasattr(values, "__len__"):
+            raise ValueError(f"groups[{column!r}] is {values!r}; give a list with one group value per prediction")
         if len(values) != n:
             raise ValueError(f"groups[{column!r}] has {len(values)} values for {n} predictions (first unpaired index: {min(len(values), n)})")
         for i, value in enumerate(values):
@@ -152,6 +154,13 @@ class PaHr(evaluate.Metric):
             reference_urls=["https://arxiv.org/abs/2410.12787"],
         )
 
+
+    def compute(self, **kwargs):
+        """evaluate's compute, refusing a call with no inputs when none were added (evaluate would say that a cache
+        file does not exist)."""
+        if self.writer is None and all(kwargs.get(name) is None for name in self._feature_names()):
+            raise ValueError(f"no inputs: pass {', '.join(self._feature_names())} (or add them with add_batch first)")
+        return super().compute(**kwargs)
     def add_batch(self, *, predictions=None, references=None, **kwargs):
         """Checks the raw inputs (before evaluate turns NaN into "nan"), then adds them."""
         _check_batch(predictions, references)

@@ -214,7 +214,7 @@ def _check_labels(labels, n_items: int) -> list[bool]:
             f"the first index without a partner is {min(len(labels), n_items)}."
         )
     for i, label in enumerate(labels):
-        if label not in (True, False):
+        if not isinstance(label, (bool, np.bool_)):
             raise ValueError(f"`labels[{i}]` is {label!r}; give True (hallucinated) or False.")
     return [bool(label) for label in labels]
 
@@ -236,6 +236,13 @@ class Sac3(evaluate.Metric):
             reference_urls=["https://arxiv.org/abs/2311.01740"],
         )
 
+
+    def compute(self, **kwargs):
+        """evaluate's compute, refusing a call with no inputs when none were added (evaluate would say that a cache
+        file does not exist)."""
+        if self.writer is None and all(kwargs.get(name) is None for name in self._feature_names()):
+            raise ValueError(f"no inputs: pass {', '.join(self._feature_names())} (or add them with add_batch first)")
+        return super().compute(**kwargs)
     def add_batch(self, *, self_judgments=None, perturbed_judgments=None, **kwargs):
         """Checks the two columns pair up (naming the first unpaired index) before evaluate stores them."""
         _check_items("self_judgments", self_judgments, None)

@@ -4,9 +4,11 @@
 at once when a test sets `server.release`, which also frees the answers being held),
 "trickle" sends the body one byte every 0.2 s forever, "hang" sends nothing, "401"/"403"/"500" answer
 that status with a body that echoes the Authorization header (as careless servers do), "429-date" answers 429
-with a Retry-After HTTP date `server.retry_after_s` seconds ahead, "list" answers 200 with the body `[]`.
-Every request's arrival time is kept (`server.times`, time.monotonic).
+with a Retry-After HTTP date `server.retry_after_s` seconds ahead, "list" answers 200 with the body `[]`, "echo"
+answers 400 with the pieces of a Basic credential apart: the token without its scheme, the password alone and
+user:password. Every request's arrival time is kept (`server.times`, time.monotonic).
 """
+import base64
 import email.utils
 import json
 import os
@@ -54,6 +56,11 @@ class Handler(BaseHTTPRequestHandler):
             # The credential straddles the 500th character, where error messages are cut.
             text = "x" * 470 + f" credential {self.headers.get('Authorization')} " + "x" * 100
             self._send(int(mode), text.encode())
+        elif mode == "echo":
+            scheme, _, token = (self.headers.get("Authorization") or "").partition(" ")
+            pieces = [token] + (base64.b64decode(token).decode().split(":", 1) + [base64.b64decode(token).decode()]
+                                if scheme == "Basic" else [])
+            self._send(400, f"bad request from {' / '.join(pieces)}".encode())
         elif mode == "hang":
             server.stop.wait(120)
         elif mode == "trickle":

@@ -1,5 +1,6 @@
 """Metric inputs: NaN, inf, numeric strings, bools and wrong containers are a ValueError naming the argument
-(and index) in all six metrics; None is accepted exactly where the cards document it."""
+(and index) in all six metrics (checked before evaluate's features cast "0.5" or True to a number); a call with
+no inputs at all is a ValueError naming them; None is accepted exactly where the cards document it."""
 import math
 
 import evaluate
@@ -33,6 +34,15 @@ BAD = [
     ("crosscheck", {**JUDGMENTS, "selfcheck_scores": {"a": math.nan}}, r"`selfcheck_scores\['a'\]` is nan"),
     ("crosscheck", {**JUDGMENTS, "selfcheck_scores": {"b": math.inf}}, r"`selfcheck_scores\['b'\]` is inf"),
     ("crosscheck", {**JUDGMENTS, "judgments": [[0.0], [math.nan], [0.5], [0.1]]}, r"`judgments\[1\]\[0\]`|judgments"),
+    ("crosscheck", {**JUDGMENTS, "judgments": [[0.0], ["0.5"], [0.5], [0.1]]}, r"`judgments\[1\]\[0\]` is '0.5'"),
+    ("crosscheck", {**JUDGMENTS, "judgments": [[0.0], [0.5], ["1e-1"], [0.1]]}, r"`judgments\[2\]\[0\]` is '1e-1'"),
+    ("crosscheck", {**JUDGMENTS, "judgments": [[True], [0.5], [0.5], [0.1]]}, r"`judgments\[0\]\[0\]` is True"),
+    ("crosscheck", {**JUDGMENTS, "judgments": ["0.5", [0.5], [0.5], [0.1]]}, r"`judgments\[0\]` is '0.5'"),
+    ("sac3", {**SAC3, "labels": [1, False]}, r"`labels\[0\]` is 1"),
+    ("sac3", {**SAC3, "labels": [True]}, r"`labels` has 1 items but `self_judgments` has 2"),
+    ("pa_hr", dict(predictions=["yes"], references=["yes"], groups={"g": 5}), r"groups\['g'\] is 5"),
+    ("pa_hr", dict(predictions=["yes", "no"], references=["yes", "no"], groups={"g": "ab"}), r"groups\['g'\] is 'ab'"),
+    ("cchall", dict(predictions=["A"], references=["Non-hallucination"], groups={"g": 5}), r"groups\['g'\] is 5"),
     ("pa_hr", dict(predictions=None, references=["yes"]), "predictions must be a list, got NoneType"),
     ("pa_hr", dict(predictions=["yes", 1.0], references=["yes", "no"]), r"predictions\[1\] is 1.0"),
     ("pa_hr", dict(predictions=["yes"], references=[math.nan]), r"references\[0\] is nan"),
@@ -55,6 +65,12 @@ BAD = [
 def test_bad_input_is_a_value_error_naming_it(metric, name, kwargs, message):
     with pytest.raises(ValueError, match=message):
         metric(name).compute(**kwargs)
+
+
+@pytest.mark.parametrize("name", ["pa_hr", "cchall", "mhalubench", "sac3", "crosscheck"])
+def test_no_inputs_at_all_is_named(metric, name):
+    with pytest.raises(ValueError, match=r"^no inputs: pass (predictions|self_judgments|systems)"):
+        metric(name).compute()
 
 
 @pytest.mark.parametrize("position", [0, 1])

@@ -120,3 +120,41 @@ def test_overwrite_refuses_an_out_that_is_or_holds_the_release(tmp_path, capsys,
     assert main(["build", "cmm", "--source", str(release), "--out", str(out), "--overwrite"]) == 1
     assert "would delete the release" in capsys.readouterr().err
     assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*")) == before
+
+
+def test_annotation_file_linked_out_of_the_release_is_refused(tmp_path, capsys):
+    release = make_release("cmm", tmp_path / "release")
+    annotations = release / "all_data_final_reorg.json"
+    outside = tmp_path / "elsewhere.json"
+    annotations.rename(outside)
+    annotations.symlink_to(outside)
+    err = _build_fails(release, tmp_path / "out", capsys)
+    assert f"release file {annotations} is a link to {outside}, outside the release" in err
+
+
+def test_out_inside_the_release_is_refused(tmp_path, capsys):
+    release = make_release("cmm", tmp_path / "release")
+    before = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*"))
+    assert main(["build", "cmm", "--source", str(release), "--out", str(release / "built"), "--overwrite"]) == 1
+    assert "lies inside the release --source" in capsys.readouterr().err
+    assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*")) == before
+
+
+def test_an_unknown_cchall_label_is_refused_at_build_time(tmp_path, capsys):
+    import pyarrow.parquet as pq
+
+    release = make_release("cchall", tmp_path / "release")
+    table = pq.read_table(release / "test.parquet")
+    labels = table.column("label").to_pylist()
+    labels[1] = "maybe"
+    pq.write_table(table.set_column(table.schema.get_field_index("label"), "label", [labels]), release / "test.parquet")
+    assert main(["build", "cchall", "--source", str(release), "--out", str(tmp_path / "out")]) == 1
+    assert "row 1 (id 'cchall-0001'): label 'maybe' is not one of CCHall's four types" in capsys.readouterr().err
+
+
+def test_mhalubench_refuses_an_image_above_the_limit_as_cchall_does(tmp_path, capsys):
+    release = make_release("mhalubench", tmp_path / "release")
+    image = sorted((release / "images").iterdir())[0]
+    image.write_bytes(_png_header_only(8192, 8192))
+    assert main(["build", "mhalubench", "--source", str(release), "--out", str(tmp_path / "out")]) == 1
+    assert "8192x8192" in capsys.readouterr().err and not (tmp_path / "out").exists()

@@ -36,7 +36,7 @@ def environment(monkeypatch, caplog):
 
 
 @pytest.mark.parametrize("with_url_credentials", [False, True], ids=["key", "url-credentials"])
-@pytest.mark.parametrize("mode", ["ok", "401", "500", "trickle"])
+@pytest.mark.parametrize("mode", ["ok", "401", "500", "echo", "trickle"])
 def test_run_stores_and_prints_no_secret(server, data_dir, tmp_path, capfd, caplog, mode, with_url_credentials):
     server.mode = mode
     out = tmp_path / "run"
@@ -84,6 +84,8 @@ def test_rank_and_publish_store_no_secret(server, data_dir, tmp_path, capfd, cap
     ("https://host/v1/chat?api-key=hf_abc123&x=1", "&x=1"),
     ("https://user:hf_abc123@host/v1", "https://***@host/v1"),
     ("Authorization: Bearer hf_abc123", "Bearer ***"),
+    ("the server said: no access for hf_abc123abcdefghijklmnopqrstuv here", "no access for *** here"),
+    ("key sk-proj-abc123abcdefghijklmnopqrstuv was refused", "key *** was refused"),
 ])
 def test_redact_hides_secret_fields_and_keeps_the_rest(text, kept):
     from hallubench.models.redact import redact, redact_values

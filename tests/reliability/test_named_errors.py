@@ -1,0 +1,71 @@
+"""Bad input is a named error (a HallubenchError naming the file, key or flag and what to do), found before any
+weights load: `--config` values parsed as their flags are, adapter arguments of the wrong type, a checkpoint folder
+that is not there, a GPU the machine lacks, a data file edited under its card. Never a traceback."""
+import shutil
+
+import pyarrow.parquet as pq
+import pytest
+
+from hallubench.cli.main import main
+
+
+def run(tmp_path, *argv, model_args="pretrained=org/name"):
+    return main(["run", "--model", "hf", "--model-args", model_args, "--tasks", "cmm", "--data-dir", "mini",
+                 "--output-dir", str(tmp_path / "run"), *argv])
+
+
+@pytest.mark.parametrize("line,message", [
+    ('limit: "abc"', "limit: 'abc' is not a value of --limit"),
+    ("limit: 1.5", "limit: 1.5 is not a value of --limit"),
+    ("limit: true", "limit: True is not a value of --limit"),
+    ("fps: [2]", "fps: [2] is not a value of --fps"),
+    ("modality: loud", "modality: 'loud' is not one of audio-visual"),
+    ("device: 7", "device: 7 is not a value of --device (give text)"),
+])
+def test_config_values_go_through_the_flags_parsing(tmp_path, capsys, line, message):
+    config = tmp_path / "run.yaml"
+    config.write_text(f"{line}\ntasks: cmm\n")
+    assert main(["run", "--config", str(config), "--model", "hf", "--model-args", "pretrained=org/name",
+                 "--data-dir", "mini"]) == 2
+    assert f"--config {config}: {message}" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("model_args,message", [
+    ("pretrained=/no/such/checkpoint", "pretrained=/no/such/checkpoint: no such model folder"),
+    ("pretrained=./no/such", "pretrained=./no/such: no such model folder"),
+    ("pretrained=org/name,batch_size=two", "batch_size='two' is not of type int"),
+    ("pretrained=org/name,trust_remote_code=1", "trust_remote_code must be true or false; got 1"),
+])
+def test_model_arguments_are_named_before_anything_loads(tmp_path, capsys, model_args, message):
+    assert run(tmp_path, model_args=model_args) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_an_openai_argument_of_the_wrong_type_is_named(tmp_path, capsys):
+    assert main(["run", "--model", "openai", "--model-args", "pretrained=m,api_key_env=none,timeout=abc", "--tasks",
+                 "cmm", "--data-dir", "mini", "--output-dir", str(tmp_path / "run")]) == 2
+    assert "--model-args for --model openai: timeout='abc' is not of type float" in capsys.readouterr().err
+
+
+def test_a_gpu_the_machine_lacks_is_named(tmp_path, capsys):
+    import torch
+
+    if torch.cuda.device_count() > 7:
+        pytest.skip("this machine has a cuda:7")
+    assert run(tmp_path, "--device", "cuda:7") == 2
+    assert "device cuda:7: this machine has" in capsys.readouterr().err
+
+
+def test_a_data_file_edited_under_its_card_is_named_as_such(tmp_path, capsys, data_dir):
+    folder = tmp_path / "datasets" / "cmm"
+    shutil.copytree(data_dir / "cmm", folder)
+    path = next(folder.glob("data/all/*.parquet"))
+    pq.write_table(pq.read_table(path).slice(0, 5), path)
+    renamed = path.with_name("test-edited.parquet")  # renamed by hand: no fingerprint left to compare
+    path.rename(renamed)
+    card = folder / "README.md"
+    card.write_text(card.read_text().replace(path.name, renamed.name))
+    assert run(tmp_path, "--data-dir", str(folder.parent)) == 2
+    err = capsys.readouterr().err
+    assert "does not describe its data files (test-edited.parquet): one was edited or replaced" in err
+    assert "--overwrite" in err
