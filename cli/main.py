@@ -11,7 +11,28 @@ import os
 import sys
 from importlib.metadata import version
 
-import hallubench.metrics  # noqa: F401  its import puts the metrics into evaluate's cache (bare-name evaluate.load)
+# Other libraries' progress bars (dataset generation, weight loading and saving, downloads) and their info and
+# warning chatter bury what hallubench says; each is off unless the user set the variable. Read when each library
+# is imported, i.e. after this, and inherited by `accelerate launch` workers. hallubench's own bars stay.
+QUIET_LIBRARIES = {
+    "HF_HUB_DISABLE_PROGRESS_BARS": "1",  # huggingface_hub, and transformers' bars follow it
+    "HF_DATASETS_DISABLE_PROGRESS_BARS": "1",
+    "TRANSFORMERS_VERBOSITY": "error",
+    "TRANSFORMERS_NO_ADVISORY_WARNINGS": "1",
+    "DATASETS_VERBOSITY": "error",
+    "EVALUATE_VERBOSITY": "error",
+    "HF_HUB_VERBOSITY": "error",
+    "ACCELERATE_LOG_LEVEL": "error",
+}
+
+
+def quiet_libraries() -> None:
+    for name, value in QUIET_LIBRARIES.items():
+        os.environ.setdefault(name, value)
+
+
+quiet_libraries()  # before the import below, which imports huggingface_hub (its constants read these once)
+import hallubench.metrics  # noqa: E402,F401  its import puts the metrics into evaluate's cache (bare-name evaluate.load)
 
 # Each module exposes `register(subparsers)`, adding its parser with `func=handler(args) -> int`.
 COMMANDS: dict[str, str] = {
@@ -51,26 +72,6 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         else:
             subparsers.add_parser(name, help=summary)
     return parser
-
-
-# Other libraries' progress bars (dataset generation, weight loading and saving, downloads) and their info and
-# warning chatter bury what hallubench says; each is off unless the user set the variable. Read when each library
-# is imported, i.e. after this, and inherited by `accelerate launch` workers. hallubench's own bars stay.
-QUIET_LIBRARIES = {
-    "HF_HUB_DISABLE_PROGRESS_BARS": "1",  # huggingface_hub, and transformers' bars follow it
-    "HF_DATASETS_DISABLE_PROGRESS_BARS": "1",
-    "TRANSFORMERS_VERBOSITY": "error",
-    "TRANSFORMERS_NO_ADVISORY_WARNINGS": "1",
-    "DATASETS_VERBOSITY": "error",
-    "EVALUATE_VERBOSITY": "error",
-    "HF_HUB_VERBOSITY": "error",
-    "ACCELERATE_LOG_LEVEL": "error",
-}
-
-
-def quiet_libraries() -> None:
-    for name, value in QUIET_LIBRARIES.items():
-        os.environ.setdefault(name, value)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -81,7 +81,10 @@ def plot_results(results: Results, path: Path) -> Path | None:
         ax.set_yticks([0, 0.25, 0.5, 0.75, 1.0])
         flag = f": {task.unreadable_share:.0%} of its answers unreadable" if task.mostly_unreadable else ""
         ax.set_title(f"{name} ({task.metric}){flag}", color="red" if flag else "black")
-        if len(metrics) <= LEGEND_ROW:
+        if not metrics:  # every sample failed (no answer to score or read): say so instead of empty axes
+            ax.text(0.5, 0.5, "no scores: no sample of this task was answered", ha="center", va="center",
+                    transform=ax.transAxes)
+        elif len(metrics) <= LEGEND_ROW:
             ax.legend(fontsize=7, ncol=len(metrics), loc="upper center")
         else:  # MHaluBench's 16 scores (two levels, Table 2's columns) would not fit in one row above the bars
             ax.legend(fontsize=7, ncol=-(-len(metrics) // 12), loc="upper left", bbox_to_anchor=(1.0, 1.02))

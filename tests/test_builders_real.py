@@ -150,7 +150,9 @@ def test_avhallubench_duplicates_identical_kept_once_conflicting_named(shared_da
 def test_mhalubench_bad_annotation_names_row_and_place(shared_data, tmp_path, change, message):
     items = json.loads((shared_data / "mhalubench" / "image_to_text_annotated.json").read_text())
     change(items[3])
-    (tmp_path / "image_to_text_annotated.json").write_text(json.dumps(items))
+    release = tmp_path / "release"  # --out may not lie inside the release
+    release.mkdir()
+    (release / "image_to_text_annotated.json").write_text(json.dumps(items))
     with pytest.raises(BuildError, match=r"image_to_text_annotated.json: row 3 \(id 'mhalubench-0003'\): " + message):
-        build("mhalubench", tmp_path / "image_to_text_annotated.json", tmp_path / "out")
-    assert build_with_summary("mhalubench", tmp_path, tmp_path / "out", skip_missing=True).rows == {"default": 199}
+        build("mhalubench", release / "image_to_text_annotated.json", tmp_path / "out")
+    assert build_with_summary("mhalubench", release, tmp_path / "out", skip_missing=True).rows == {"default": 199}

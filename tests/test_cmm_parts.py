@@ -6,16 +6,15 @@ import os
 
 import pytest
 
+from hallubench import models
 from hallubench.cli.main import main
 from hallubench.harness import store
 from hallubench.models.protocol import AudioPart, TextPart, VideoPart
-from hallubench.registry import register_model
 
 os.environ["HF_HUB_OFFLINE"] = "1"
 ASKED: list[set[type]] = []  # per conversation the stand-in was asked: the kinds of its media parts
 
 
-@register_model("media_yes")
 class MediaYes:
     """Takes every medium and answers "Yes.", noting which media each conversation held."""
 
@@ -27,6 +26,14 @@ class MediaYes:
     def generate(self, conversations, settings, seeds=None):
         ASKED.extend({type(p) for m in c for p in m.content} - {TextPart} for c in conversations)
         return [["Yes."] * settings.n for _ in conversations]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def media_yes_registered():
+    """`--model media_yes` for this module only: other tests list the registry's adapters."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setitem(models.MODELS, "media_yes", MediaYes)
+        yield
 
 
 @pytest.fixture(scope="module")

@@ -16,7 +16,7 @@ from hallubench.judges.implicit import (
     ImplicitMultimodalJudge,
     Subject,
 )
-from hallubench.models import AudioPart, GenerationSettings, ImagePart, Message, TextPart, VideoPart
+from hallubench.models import AudioPart, ImagePart, Message, TextPart, VideoPart
 
 IMAGE = ImagePart(Image.new("RGB", (8, 8), (255, 0, 0)))
 VIDEO = VideoPart(np.zeros((2, 8, 8, 3), dtype=np.uint8), fps=1.0)

@@ -68,13 +68,13 @@ class CapturingModel:
 
 def test_device_and_dtype_flags_reach_the_hf_adapter(monkeypatch):
     monkeypatch.setitem(models.MODELS, "hf", CapturingModel)
-    options = RunOptions(model="hf", model_args={"pretrained": "m"}, device="cuda:1", dtype="bfloat16")
+    options = RunOptions(model="hf", model_args={"pretrained": "org/m"}, device="cuda:1", dtype="bfloat16")
     with pytest.raises(ConfigError, match="captured"):
         load_model(options, "cuda:0")
-    assert CapturingModel.seen == {"model": "m", "device": "cuda:1", "batch_size": 1, "dtype": "bfloat16"}
+    assert CapturingModel.seen == {"model": "org/m", "device": "cuda:1", "batch_size": 1, "dtype": "bfloat16"}
     with pytest.raises(ConfigError):  # --model-args win over the flags; no flags: the accelerate device
-        load_model(RunOptions(model="hf", model_args={"pretrained": "m", "dtype": "float32"}), "cuda:0")
-    assert CapturingModel.seen == {"model": "m", "device": "cuda:0", "batch_size": 1, "dtype": "float32"}
+        load_model(RunOptions(model="hf", model_args={"pretrained": "org/m", "dtype": "float32"}), "cuda:0")
+    assert CapturingModel.seen == {"model": "org/m", "device": "cuda:0", "batch_size": 1, "dtype": "float32"}
     with pytest.raises(ConfigError, match="--dtype: 'float8' is not one of auto, bfloat16, float16, float32"):
         RunOptions(dtype="float8")
 

@@ -9,6 +9,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from filelock import FileLock
 from packaging.version import Version
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -17,8 +18,10 @@ ROOT = Path(__file__).resolve().parents[1]
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> zipfile.ZipFile:
     out = tmp_path_factory.mktemp("wheel")
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(out),
-                    str(ROOT)], check=True, capture_output=True)
+    # setuptools builds in the checkout (build/, *.egg-info): pytest-xdist workers take turns, or they clobber it.
+    with FileLock(tmp_path_factory.getbasetemp().parent / "hallubench-wheel-build.lock"):
+        subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(out),
+                        str(ROOT)], check=True, capture_output=True)
     (path,) = out.glob("hallubench-*.whl")
     return zipfile.ZipFile(path)
 

@@ -6,7 +6,6 @@ import html
 import json
 import os
 import re
-from pathlib import Path
 
 import pytest
 import yaml

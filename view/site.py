@@ -11,7 +11,7 @@ import hashlib
 import os
 import shutil
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Iterable, Sequence
 
 import jinja2
 

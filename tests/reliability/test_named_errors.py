@@ -33,7 +33,7 @@ def test_config_values_go_through_the_flags_parsing(tmp_path, capsys, line, mess
 @pytest.mark.parametrize("model_args,message", [
     ("pretrained=/no/such/checkpoint", "pretrained=/no/such/checkpoint: no such model folder"),
     ("pretrained=./no/such", "pretrained=./no/such: no such model folder"),
-    ("pretrained=org/name,batch_size=two", "batch_size='two' is not of type int"),
+    ("pretrained=org/name,batch_size=two", "batch_size must be a whole number >= 1 or auto; got 'two'"),
     ("pretrained=org/name,trust_remote_code=1", "trust_remote_code must be true or false; got 1"),
 ])
 def test_model_arguments_are_named_before_anything_loads(tmp_path, capsys, model_args, message):
