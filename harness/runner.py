@@ -91,11 +91,11 @@ def model_arguments(options: RunOptions, device: str, flag: str = "--model") -> 
     if options.model in LOCAL_ADAPTERS:
         args.setdefault("device", options.device or device)
         args.setdefault("batch_size", options.batch_size)
+        if options.dtype:
+            args.setdefault("dtype", options.dtype)
     elif options.batch_size == AUTO:
         raise ConfigError(f"--batch-size auto: only a local adapter ({', '.join(LOCAL_ADAPTERS)}) finds its batch "
                           f"size; {flag} {options.model} needs a number")
-        if options.dtype:
-            args.setdefault("dtype", options.dtype)
     # unknown or missing keys: ConfigError before any weights load
     args = model_config(options.model, args, None if flag == "--model" else f"{flag} (the {options.model} adapter's)")
     if options.model in LOCAL_ADAPTERS:
