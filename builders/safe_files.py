@@ -29,7 +29,9 @@ _KINDS = ((stat.S_ISDIR, "directory"), (stat.S_ISFIFO, "FIFO (named pipe)"), (st
 
 
 def release_root(source: Path) -> Path:
-    return (source if source.is_dir() else source.parent).resolve()
+    """The release folder as the user named it (not resolved: a release reached through a linked folder, such as
+    /data -> /mnt/lustre/data, is inside itself; resolve_inside compares both forms)."""
+    return Path(os.path.abspath(source if source.is_dir() else source.parent))
 
 
 def _within(path: Path, folder: Path) -> bool:
@@ -44,10 +46,10 @@ def resolve_inside(path: str | Path, root: str | Path) -> Path | None:
     its repo's `blobs/`: a link from inside a snapshot into that store counts as inside. A missing file is
     FileNotFoundError, a symlink loop OSError/RuntimeError (the caller names them)."""
     root = Path(os.path.abspath(root))
-    written = Path(os.path.normpath(root / path))
-    if not _within(written, root):
+    written, real_root = Path(os.path.normpath(root / path)), root.resolve()
+    if not (_within(written, root) or _within(written, real_root)):
         return None  # said before the file is looked at: where it is, is nobody's business
-    real, real_root = written.resolve(strict=True), root.resolve()
+    real = written.resolve(strict=True)
     if _within(real, real_root):
         return real
     snapshot = next((folder for folder in (real_root, *real_root.parents) if folder.parent.name == "snapshots"), None)

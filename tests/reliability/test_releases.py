@@ -67,6 +67,15 @@ def test_link_inside_the_release_is_followed(tmp_path, capsys):
     assert main(["build", "cmm", "--source", str(release), "--out", str(tmp_path / "out")]) == 0
 
 
+@pytest.mark.parametrize("name", ["cmm", "sac3", "mhalubench"])
+def test_a_release_reached_through_a_linked_folder_builds(tmp_path, name):
+    """A release under a linked folder (/data -> /mnt/lustre/data on a cluster) is inside itself: the check
+    compares a file with the release folder as named and as resolved."""
+    make_release(name, tmp_path / "real" / "release")
+    (tmp_path / "data").symlink_to(tmp_path / "real")
+    assert main(["build", name, "--source", str(tmp_path / "data" / "release"), "--out", str(tmp_path / "out")]) == 0
+
+
 def test_zip_member_with_a_bad_crc_is_named(tmp_path, capsys):
     release = make_release("cmm", tmp_path / "release", zipped=True)
     archive = release / "reorg_raw_files.zip"
