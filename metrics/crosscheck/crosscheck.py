@@ -480,6 +480,7 @@ class Crosscheck(evaluate.Metric):
         if self.writer is None and all(kwargs.get(name) is None for name in self._feature_names()):
             raise ValueError(f"no inputs: pass {', '.join(self._feature_names())} (or add them with add_batch first)")
         return super().compute(**kwargs)
+
     def add_batch(self, *, predictions=None, references=None, **columns):
         """Add a batch of records, first checking that no column is missing or shorter than the others."""
         # evaluate's own check names the columns but not where they part; say which index has no partner

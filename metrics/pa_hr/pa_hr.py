@@ -161,6 +161,7 @@ class PaHr(evaluate.Metric):
         if self.writer is None and all(kwargs.get(name) is None for name in self._feature_names()):
             raise ValueError(f"no inputs: pass {', '.join(self._feature_names())} (or add them with add_batch first)")
         return super().compute(**kwargs)
+
     def add_batch(self, *, predictions=None, references=None, **kwargs):
         """Checks the raw inputs (before evaluate turns NaN into "nan"), then adds them."""
         _check_batch(predictions, references)

@@ -243,6 +243,7 @@ class Sac3(evaluate.Metric):
         if self.writer is None and all(kwargs.get(name) is None for name in self._feature_names()):
             raise ValueError(f"no inputs: pass {', '.join(self._feature_names())} (or add them with add_batch first)")
         return super().compute(**kwargs)
+
     def add_batch(self, *, self_judgments=None, perturbed_judgments=None, **kwargs):
         """Checks the two columns pair up (naming the first unpaired index) before evaluate stores them."""
         _check_items("self_judgments", self_judgments, None)
