@@ -44,6 +44,8 @@ from hallubench.registry import register_parser, register_task
 PROMPT = "Describe the image in one paragraph."
 
 HALLU, OK = "hallucination", "non-hallucination"
+ANSWER_FORMAT = """Judge every claim, in the order given, and give the reason for each judgment. Answer only with a JSON list holding one object per claim, in this format:
+[{"claim1": "hallucination", "reason": "..."}, {"claim2": "non-hallucination", "reason": "..."}, ...]"""
 INSTRUCTIONS = """You are given an image and a response that a multimodal model wrote about it, split into numbered claims. Judge each claim against the image: does it conflict with what the image shows?
 
 Check four aspects of every claim:
@@ -53,8 +55,7 @@ Check four aspects of every claim:
 - Fact: any world knowledge it states is true.
 A claim that conflicts with the image or with the facts in any aspect is a "hallucination"; otherwise it is a "non-hallucination".
 
-Judge every claim, in the order given, and give the reason for each judgment. Answer only with a JSON list holding one object per claim, in this format:
-[{"claim1": "hallucination", "reason": "..."}, {"claim2": "non-hallucination", "reason": "..."}, ...]"""
+""" + ANSWER_FORMAT
 SHOTS_INTRO = ("Two examples follow. Their images are not shown here; their verdicts are those of human "
                "annotators who saw the images.")
 QUERY_INTRO = "Now judge the claims about the image you are given."
@@ -109,25 +110,25 @@ def claims(row: Row) -> list[dict]:
     return [claim for segment in row["segments"] for claim in segment["claims"]]
 
 
-def _item(response: str, claim_texts: list[str]) -> str:
+def claims_text(response: str, claim_texts: list[str], kind: str = "Response") -> str:
     listed = "\n".join(f"claim{k}: {claim}" for k, claim in enumerate(claim_texts, 1))
-    return f"Response: {response}\n\nClaims:\n{listed}"
+    return f"{kind}: {response}\n\nClaims:\n{listed}"
 
 
 def _demonstration(k: int, demo: Demonstration) -> str:
     answer = json.dumps([{f"claim{i}": label, "reason": reason} for i, (_, label, reason) in enumerate(demo.verdicts, 1)])
-    return f"Example {k}\n{_item(demo.response, [claim for claim, _, _ in demo.verdicts])}\n\nAnswer: {answer}"
+    return f"Example {k}\n{claims_text(demo.response, [claim for claim, _, _ in demo.verdicts])}\n\nAnswer: {answer}"
 
 
 def selfcheck_prompt(row: Row) -> str:
     """The 0-shot Self-Check prompt: instructions, the response and its numbered claims."""
-    return f"{INSTRUCTIONS}\n\n{_item(row['response'], [c['claim'] for c in claims(row)])}\n\nAnswer:"
+    return f"{INSTRUCTIONS}\n\n{claims_text(row['response'], [c['claim'] for c in claims(row)])}\n\nAnswer:"
 
 
 def selfcheck_2shot_prompt(row: Row) -> str:
     """The 2-shot prompt: the instructions, the two worked demonstrations, then the item as in 0-shot."""
     shots = "\n\n".join(_demonstration(k, demo) for k, demo in enumerate(DEMONSTRATIONS, 1))
-    query = _item(row["response"], [c["claim"] for c in claims(row)])
+    query = claims_text(row["response"], [c["claim"] for c in claims(row)])
     return f"{INSTRUCTIONS}\n\n{SHOTS_INTRO}\n\n{shots}\n\n{QUERY_INTRO}\n\n{query}\n\nAnswer:"
 
 
@@ -168,12 +169,19 @@ def summarize(output: Mapping[str, Any]) -> dict[str, Any]:
                                           for column, breakdown in output.get("by_group", {}).items()}}
 
 
-def _detection_task(name: str, prompt, num_fewshot: int = 0) -> Task:
+SOURCE = ("Chen et al. 2024, arXiv:2402.03190 §5.1 and Table 2 (Self-Check), Table 7; "
+          "github.com/zjunlp/EasyDetect pipeline/prompts/verify.yaml")
+
+
+def detection_task(name: str, prompt, num_fewshot: int = 0, benchmark: str = "mhalubench", config: str = "default",
+                   source: str = SOURCE) -> Task:
+    """A Self-Check detection task on one config of an MHaluBench dataset (this copy's, or the official release's
+    parts in benchmarks/mhalubench_official.py): the verdicts parsed and scored by the `mhalubench` metric."""
     return Task(
         name=name,
         num_fewshot=num_fewshot,
-        benchmark="mhalubench",
-        config="default",
+        benchmark=benchmark,
+        config=config,
         prompt=prompt,
         media=MediaSpec(image="image"),
         generation=GenerationSettings(max_new_tokens=1024, temperature=0.2),
@@ -185,8 +193,7 @@ def _detection_task(name: str, prompt, num_fewshot: int = 0) -> Task:
         higher_is_better=HIGHER_IS_BETTER,
         summarize=summarize,
         exclude=lambda row: (row["image_name"], row["response"]) in _SHOWN,
-        source="Chen et al. 2024, arXiv:2402.03190 §5.1 and Table 2 (Self-Check), Table 7; "
-               "github.com/zjunlp/EasyDetect pipeline/prompts/verify.yaml",
+        source=source,
     )
 
 
@@ -205,5 +212,5 @@ register_task(
         source="Chen et al. 2024, arXiv:2402.03190; github.com/BriansIDP/crosscheckgpt data/VisualImage",
     ),
 )
-register_task(_detection_task("mhalubench_selfcheck", selfcheck_prompt))
-register_task(_detection_task("mhalubench_selfcheck_2shot", selfcheck_2shot_prompt, num_fewshot=2))
+register_task(detection_task("mhalubench_selfcheck", selfcheck_prompt))
+register_task(detection_task("mhalubench_selfcheck_2shot", selfcheck_2shot_prompt, num_fewshot=2))
