@@ -51,6 +51,8 @@ def test_build_gives_one_config_per_part_with_images_from_the_part_folder(releas
             source = (release / "data" / folder / row["image_name"]).read_bytes()
             assert (out / "data" / folder / row["image_name"]).read_bytes() == source
             assert row["image"].size == (128, 96)
+    eval_yaml = (out / "eval.yaml").read_text()  # the Hub benchmark definition names every part's task
+    assert all(f"mhalubench_official_{p}_selfcheck_claim_macro_f1" in eval_yaml for p in PARTS)
     assert every[4]["segments"][1]["claims"][0] == {"claim": "There is a blue square between the circles",
                                                     "claim_label": "hallucination",
                                                     "claim_category": ["object", "attribute"]}
