@@ -173,8 +173,12 @@ SOURCE = ("Chen et al. 2024, arXiv:2402.03190 §5.1 and Table 2 (Self-Check), Ta
           "github.com/zjunlp/EasyDetect pipeline/prompts/verify.yaml")
 
 
+# EasyDetect's settings (pipeline/openai_wrapper.py, config.yaml): temperature 0.2, up to 1,024 tokens.
+EASYDETECT_GENERATION = GenerationSettings(max_new_tokens=1024, temperature=0.2)
+
+
 def detection_task(name: str, prompt, num_fewshot: int = 0, benchmark: str = "mhalubench", config: str = "default",
-                   source: str = SOURCE) -> Task:
+                   source: str = SOURCE, generation: GenerationSettings = EASYDETECT_GENERATION) -> Task:
     """A Self-Check detection task on one config of an MHaluBench dataset (this copy's, or the official release's
     parts in benchmarks/mhalubench_official.py): the verdicts parsed and scored by the `mhalubench` metric."""
     return Task(
@@ -184,7 +188,7 @@ def detection_task(name: str, prompt, num_fewshot: int = 0, benchmark: str = "mh
         config=config,
         prompt=prompt,
         media=MediaSpec(image="image"),
-        generation=GenerationSettings(max_new_tokens=1024, temperature=0.2),
+        generation=generation,
         parser="mhalubench_verdicts",
         metric="mhalubench",
         reference=reference,

@@ -143,3 +143,38 @@ def test_a_tiny_model_runs_selfcheck_on_every_part_and_writes_results(mini_datas
         assert result["n_scored"] + result["n_unparsed"] == result["n_selected"]
         assert {"claim_macro_f1", "segment_macro_f1", "claim_unparsed", "responses_unparsed"} <= set(result["metrics"])
     assert sorted(results["mhalubench_official_selfcheck"]["groups"]) == sorted(PARTS.values())
+
+
+def test_haldet_answers_in_its_training_format_are_read_per_claim_and_unreadable_ones_counted(mini_datasets, tmp_path,
+                                                                                            monkeypatch):
+    from test_mhalubench_detection import run_echo
+
+    task = get_task("mhalubench_official_haldet")
+    rows, _ = load_rows(mini_datasets / "mhalubench_official", task)
+    # the format of MHaluBench_train.json's ref_reason, which HalDet-LLaVA was trained to write
+    answers = {task.prompt(row): json.dumps([{f"claim{k}": c["claim_label"], "reason": "Therefore, there's no hallucination."}
+                                             for k, c in enumerate(claims(row), 1)]) for row in rows[1:]}
+    answers[task.prompt(rows[0])] = "{'claim1': 'unclear'}"
+    result = run_echo(mini_datasets, tmp_path / "run", ["mhalubench_official_haldet"], answers, monkeypatch)
+    result = result["mhalubench_official_haldet"]
+    assert (result["n_selected"], result["n_scored"], result["n_unparsed"]) == (6, 5, 1)
+    metrics = result["metrics"]
+    assert metrics["claim_unparsed"] == len(claims(rows[0])) and metrics["claim_hallucination_precision"] == 1.0
+    assert metrics["claim_accuracy"] == pytest.approx(1 - len(claims(rows[0])) / sum(len(claims(r)) for r in rows))
+    assert result["groups"]["text-to-image"]["metrics"]["claim_macro_f1"] == 1.0
+    prompt = task.prompt(rows[4])
+    assert "\nHere is the claim list: claim1: There are two circles \nclaim2: The circles are red \nclaim3: " in prompt
+    assert prompt.endswith("Here is the external knowledge: none information") and task.generation.temperature == 0.8
+
+
+def test_a_tiny_llava_runs_haldet_through_the_hf_adapter(mini_datasets, tiny_checkpoint, tmp_path):
+    argv = ["run", "--model", "hf", "--model-args", f"pretrained={tiny_checkpoint('llava')},dtype=float32",
+            "--tasks", "mhalubench_official_haldet", "--data-dir", str(mini_datasets),
+            "--output-dir", str(tmp_path / "run"), "--gen-kwargs", "max_new_tokens=8"]
+    assert main(argv) == 0
+    result = json.loads((tmp_path / "run" / "results.json").read_text())["tasks"]["mhalubench_official_haldet"]
+    records, _ = store.read_jsonl(tmp_path / "run" / "samples.jsonl")
+    assert len(records) == 6 and all(r["error"] is None for r in records)
+    unread = [v is None for r in records for v in (r["parsed"] or [None] * len(r["reference"]))]
+    assert (result["metrics"]["claim_n"], result["metrics"]["claim_unparsed"]) == (len(unread), sum(unread))
+    assert result["n_unparsed"] == sum(r["parsed"] is None for r in records)
