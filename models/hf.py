@@ -125,6 +125,7 @@ class HFChatModel:
         if cache_implementation is not None:  # "static": transformers compiles the decoding step on a GPU
             self.generate_kwargs["cache_implementation"] = cache_implementation
         self.device = str(self.model.device)
+        self.prefill: dict[str, int] = {}  # next_token_probs' prompt tokens against those forwarded (prefix_scoring)
         self.name = f"hf:{model}"
         # auto: on CUDA from AUTO_MAX_BATCH, halved on out-of-memory (_fitting_batch); elsewhere no out-of-memory error
         # is raised to probe (the OS swaps or kills), so a fixed size.
@@ -407,7 +408,8 @@ class HFChatModel:
             unpadded = {key: value for key, value in {**self.processor_kwargs, **self._text_kwargs()}.items()
                         if key not in ("text_kwargs", "padding")}
             tokens = self.tokenizer(prompts, **unpadded)["input_ids"]
-            return first_token_probs(self.model, tokens, ids, self.batch_size, self.tokenizer.pad_token_id)
+            return first_token_probs(self.model, tokens, ids, self.batch_size, self.tokenizer.pad_token_id,
+                                     self.prefill)
         probs: dict[int, list[float]] = {}
         for chunk in self._batches(conversations, lambda i: None):
             inputs = self.prepare([conversations[i] for i in chunk])
