@@ -45,10 +45,12 @@ def outputs_of(model: ChatModel, conversations: list, settings: GenerationSettin
             for conv, seed, out in zip(conversations, seeds, answered)]
 
 
-def base_record(item: WorkItem, model: ChatModel) -> dict[str, Any]:
+def base_record(item: WorkItem, model: ChatModel | None) -> dict[str, Any]:
+    """The record of `item` before generation (`model` None: its name and fingerprint are filled in later)."""
     task = item.task
     return SampleRecord(
-        key=item.key, task=task.name, id=item.id, model=model.name, model_fingerprint=model.fingerprint,
+        key=item.key, task=task.name, id=item.id, model=model and model.name,
+        model_fingerprint=model and model.fingerprint,
         seed=item.seed, generation=dataclasses.asdict(item.generation),
         sample_generation=item.sample_generation and dataclasses.asdict(item.sample_generation),
         prompt=task.prompt(item.row),
@@ -78,23 +80,47 @@ def _generate(model: ChatModel, items: list[WorkItem], convs: list, records: lis
             record["parsed"] = parse_record(items[0].task, record)
 
 
-def run_batch(model: ChatModel, items: list[WorkItem], options: RunOptions) -> list[dict[str, Any]]:
-    """Records for `items` (all of one task), each with outputs or an error, and its time share."""
+@dataclasses.dataclass
+class PreparedBatch:
+    """A batch's records with its media loaded: what the model needs next, made while it was busy."""
+
+    items: list[WorkItem]
+    records: list[dict[str, Any]]
+    ready: list[int]  # indices of the items whose media loaded
+    conversations: list
+    seconds: float
+
+
+def prepare_batch(items: list[WorkItem], options: RunOptions) -> PreparedBatch:
+    """The records of `items` (all of one task) with their media loaded; a media error is recorded on its record."""
     start = time.perf_counter()
-    records = [base_record(item, model) for item in items]
-    ready, convs, ready_records = [], [], []
-    for item, record in zip(items, records):
+    records = [base_record(item, model=None) for item in items]
+    ready, convs = [], []
+    for index, (item, record) in enumerate(zip(items, records)):
         try:
             conv, record["media"] = prepare(item.task, item.row, item.dataset_dir, options)
         except MediaError as err:
             record["error"] = error_entry("media", err)
             continue
-        ready.append(item)
+        ready.append(index)
         convs.append(conv)
-        ready_records.append(record)
-    if ready:
-        _generate(model, ready, convs, ready_records)
-    share = (time.perf_counter() - start) / len(items)
-    for record in records:
+    return PreparedBatch(items, records, ready, convs, time.perf_counter() - start)
+
+
+def generate_batch(model: ChatModel, batch: PreparedBatch) -> list[dict[str, Any]]:
+    """The prepared batch's records, each with outputs or an error, and its time share (media loading included)."""
+    start = time.perf_counter()
+    for record in batch.records:
+        record.update(model=model.name, model_fingerprint=model.fingerprint)
+    if batch.ready:
+        _generate(model, [batch.items[i] for i in batch.ready], batch.conversations,
+                  [batch.records[i] for i in batch.ready])
+    share = (batch.seconds + time.perf_counter() - start) / len(batch.items)
+    for record in batch.records:
         record["time_s"] = round(share, 6)
-    return records
+    return batch.records
+
+
+def run_batch(model: ChatModel, items: list[WorkItem], options: RunOptions) -> list[dict[str, Any]]:
+    """Records for `items` (all of one task), each with outputs or an error, and its time share."""
+    return generate_batch(model, prepare_batch(items, options))

@@ -33,13 +33,14 @@ from hallubench.harness.atomic import write_atomically
 from hallubench.harness.data import mini_tasks, require_data_dir, resolve_data_dir
 from hallubench.harness.dataset_source import dataset_source
 from hallubench.harness.environment import environment
-from hallubench.harness.generate import run_batch
+from hallubench.harness.generate import generate_batch, prepare_batch
 from hallubench.harness.lm_eval_block import lm_eval_block
 from hallubench.harness.media import check_model_accepts, check_modality
 from hallubench.harness.options import AUTO, AUTO_MAX_BATCH, RunOptions
 from hallubench.errors import ConfigError, MixedRunFolderError, RunInterrupted
 from hallubench.harness.plot import PLOT, plot_results
 from hallubench.harness.plan import WorkItem, check_task_args, plan, read_rows
+from hallubench.harness.prefetch import BackgroundWrites, prefetched
 from hallubench.harness.program import StepJournal, check_steps_accept, role_models, run_program_batch
 from hallubench.harness.results_schema import ModelInfo, Results, RunInfo
 from hallubench.harness.scoring import without_media, score_task
@@ -333,14 +334,19 @@ def _run_locked(options: RunOptions, accelerator, tasks: list[Task], started: st
     writer = store.SampleWriter(store.rank_file(run_dir, accelerator.process_index))
     bar = tqdm(total=generated_here, desc="hallubench run", unit="sample", disable=not accelerator.is_main_process)
     t_gen = time.perf_counter()
-    for batch in mine:
-        records = run_program_batch(model, helpers, batch, options, journal) if batch[0].task.program \
-            else run_batch(model, batch, options)
-        for record in records:
-            writer.append(record)
-        bar.update(len(batch))
+    # While the model works on one batch, the next batches' media load and the last batch's records are written
+    # (harness/prefetch.py). A multi-step task loads its media step by step, inside its batch.
+    writes = BackgroundWrites()
+    try:
+        for batch in prefetched(mine, lambda batch: batch if batch[0].task.program else prepare_batch(batch, options)):
+            records = run_program_batch(model, helpers, batch, options, journal) if isinstance(batch, list) \
+                else generate_batch(model, batch)
+            writes.submit(lambda records=records: writer.append_all(records))
+            bar.update(len(records))
+    finally:
+        writes.close()
+        writer.close()
     bar.close()
-    writer.close()
     journal.close()
     done = gather_object([{"rank": accelerator.process_index, "generated": generated_here,
                            "batch_size": getattr(model, "batch_size", None)}])

@@ -113,8 +113,12 @@ class SampleWriter:
                 handle.write(b"\n")
 
     def append(self, record: dict[str, Any]) -> None:
+        self.append_all([record])
+
+    def append_all(self, records: list[dict[str, Any]]) -> None:
+        """Append `records` (one line each) with one fsync: all are on disk when it returns."""
         try:
-            self._file.write(json.dumps(record, ensure_ascii=False).encode() + b"\n")
+            self._file.write(b"".join(json.dumps(r, ensure_ascii=False).encode() + b"\n" for r in records))
             self._file.flush()
             os.fsync(self._file.fileno())
         except OSError as err:  # full or read-only disk: what is already on disk stays, a rerun resumes from it

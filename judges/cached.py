@@ -30,9 +30,10 @@ class CachedJudge(BaseJudge):
     """Looks every pair up in `cache`, judges only the missing unique pairs (in batches of `batch_size`,
     each batch stored as soon as it is judged, so an interrupted run keeps its work), returns all.
 
-    Missing pairs go out ordered by passage length, then passage, then sentence length: pairs sharing a
-    passage (an LLM judge's shared prompt prefix) run together and every batch holds similar lengths (less
-    padding). A progress bar with ETA counts them (`progress=False` hides it).
+    Missing pairs go out ordered by passage length, then passage, then sentence length, and every pair of a
+    passage in the same call (`passage_calls`): a judge whose prompts share the passage as their prefix computes
+    it once for all of them (in a ranking, every target sentence of the item: T systems x ~6 sentences), and
+    every call holds similar lengths (less padding). A progress bar with ETA counts them (`progress=False` hides it).
 
     Counters (besides `pairs` and `undecided` from BaseJudge): `calls` = pairs the wrapped judge
     actually judged, `hits` = unique pairs found in the cache, `saved` = pairs answered without a call
@@ -66,8 +67,7 @@ class CachedJudge(BaseJudge):
                          key=lambda key: (len(unique[key][1]), unique[key][1], len(unique[key][0])))
         bar = tqdm(total=len(missing), desc=f"judging ({self.judge_id})", unit="pair",
                    disable=not (self.progress and missing))
-        for start in range(0, len(missing), self.batch_size):
-            batch = missing[start : start + self.batch_size]
+        for batch in passage_calls(missing, [unique[key][1] for key in missing], self.batch_size):
             try:
                 fresh = dict(zip(batch, self.judge.judge_batch([unique[key] for key in batch])))
             except JUDGE_FAILURES as err:
@@ -110,3 +110,20 @@ class CachedJudge(BaseJudge):
         if first_failure is not None:
             raise first_failure
         return out
+
+
+def passage_calls(keys: list[str], passages: list[str], size: int) -> list[list[str]]:
+    """`keys` (sorted so that equal `passages` are adjacent) cut into calls of at most `size` pairs at passage
+    boundaries only; a passage with more than `size` pairs is a call of its own."""
+    calls: list[list[str]] = []
+    start = 0
+    while start < len(keys):
+        end = start + 1
+        while end < len(keys) and passages[end] == passages[start]:
+            end += 1
+        if calls and len(calls[-1]) + end - start <= size:
+            calls[-1].extend(keys[start:end])
+        else:
+            calls.append(keys[start:end])
+        start = end
+    return calls

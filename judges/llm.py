@@ -149,16 +149,16 @@ class LogprobLLMJudge(_ChatJudge):
         super().__init__(model, batch_size)
 
     def _judge(self, pairs: list[Pair]) -> list[Judgment]:
-        prompts = explicit_prompts(pairs)
+        # One call for all the pairs: the model batches them itself (`batch_size` prompts a pass) and runs the
+        # prefix a passage's prompts share once for all of them (models/prefix_scoring.py), however many they are.
+        conversations = [[Message("user", [TextPart(p)])] for p in explicit_prompts(pairs)]
         judgments = []
-        for start in range(0, len(prompts), self.batch_size):
-            chunk = [[Message("user", [TextPart(p)])] for p in prompts[start:start + self.batch_size]]
-            for yes, no in self.model.next_token_probs(chunk, ["yes", "no"]):  # type: ignore[attr-defined]
-                raw = f"P(yes)={yes:.4g} P(no)={no:.4g}"
-                if yes + no < MIN_ANSWER_MASS:
-                    judgments.append(Judgment(UNDECIDED, undecided=True, raw=raw))
-                else:
-                    judgments.append(Judgment(no / (yes + no), raw=raw))
+        for yes, no in self.model.next_token_probs(conversations, ["yes", "no"]):  # type: ignore[attr-defined]
+            raw = f"P(yes)={yes:.4g} P(no)={no:.4g}"
+            if yes + no < MIN_ANSWER_MASS:
+                judgments.append(Judgment(UNDECIDED, undecided=True, raw=raw))
+            else:
+                judgments.append(Judgment(no / (yes + no), raw=raw))
         return judgments
 
 

@@ -60,6 +60,7 @@ from .protocol import (
     check_seeds,
     collect,
 )
+from .seeded_sampling import row_seeds, seeded_sampling
 
 __all__ = ["HFChatModel", "resolve_attention", "resolve_dtype", "word_token_ids"]
 
@@ -124,6 +125,7 @@ class HFChatModel:
         if cache_implementation is not None:  # "static": transformers compiles the decoding step on a GPU
             self.generate_kwargs["cache_implementation"] = cache_implementation
         self.device = str(self.model.device)
+        self.prefill: dict[str, int] = {}  # next_token_probs' prompt tokens against those forwarded (prefix_scoring)
         self.name = f"hf:{model}"
         # auto: on CUDA from AUTO_MAX_BATCH, halved on out-of-memory (_fitting_batch); elsewhere no out-of-memory error
         # is raised to probe (the OS swaps or kills), so a fixed size.
@@ -134,7 +136,8 @@ class HFChatModel:
                   "found on CUDA only; give a number to change it)", file=sys.stderr)
         identity = {"model": model, "revision": revision, "dtype": dtype, "weights": weights_id(model, config),
                     "model_type": self.model_type, "processor_kwargs": self.processor_kwargs,
-                    "audio_in_video": use_audio_in_video}  # the key's name before the option was renamed: same ids
+                    "audio_in_video": use_audio_in_video,  # the key's name before the option was renamed: same ids
+                    "sampler": "per-row-gumbel"}  # samples drawn before it came from the global RNG
         if attention not in (None, "sdpa"):  # another kernel than the default sdpa can change outputs slightly
             identity["attn_implementation"] = attention
         if cache_implementation not in (None, "dynamic"):  # so can compiled decoding or a quantized cache
@@ -152,63 +155,72 @@ class HFChatModel:
 
     def generate(self, conversations: list[Conversation], settings: GenerationSettings,
                  seeds: list[int] | None = None) -> list[list[str]]:
-        """`settings.n` texts per conversation.
+        """`settings.n` texts per conversation, `batch_size` conversations per `generate` call, shortest prompts
+        together to cut padding.
 
-        Sampling: each conversation's n samples come from ONE `generate` call (`num_return_sequences=n`, the
-        processor and media encoding run once) after `torch.manual_seed(its seed)` (`seeds[i]`, else
-        `settings.seed`). Batched sampling would draw every row's tokens from the one global torch RNG, making
-        a row's samples depend on its batch neighbours; one call per conversation makes its outputs exactly
-        those of `generate([conversation], replace(settings, seed=seed))` for any batch size, process count or
-        resume. Greedy decoding draws nothing, so it is batched (`batch_size` conversations per call), shortest
-        prompts together to cut padding. Every conversation is tried; failures raise GenerationError (lowest
-        index) with `partial` set.
+        Sampling: a conversation's n samples are rows of one call (`num_return_sequences=n`, the processor and
+        media encoding run once), drawn with per-row seeded Gumbel noise (models/seeded_sampling.py) from its
+        seed (`seeds[i]`, else `settings.seed`, else one drawn from torch's global RNG). A row's draws depend
+        on its own seed only, so a conversation's samples are exactly those of
+        `generate([conversation], replace(settings, seed=seed))` whatever shares its batch, for any batch size,
+        process count or resume. With `temperature=None` (the checkpoint's own sampling, whose warpers are its
+        business) each conversation gets its own call after `torch.manual_seed(seed)` instead.
+
+        Every conversation is tried: a sampled batch that fails is tried again one conversation at a time (the
+        same samples, by the above), and failures raise GenerationError (lowest index) with `partial` set; a
+        failed greedy batch raises naming its conversations.
         """
         check_seeds(conversations, seeds)
-        if not settings.do_sample:
-            return self._greedy(conversations, settings)
-        seeds = seeds if seeds is not None else [settings.seed] * len(conversations)  # type: ignore[list-item]
-        outcomes: list[list[str] | GenerationError] = []
-        for index, (conversation, seed) in enumerate(zip(conversations, seeds)):
-            try:
-                outcomes.append(self._sample(conversation, settings, seed, index))
-            except GenerationError as err:
-                outcomes.append(err)
-        return collect(outcomes)
-
-    def _sample(self, conversation: Conversation, settings: GenerationSettings, seed: int | None,
-                index: int) -> list[str]:
-        interleaved = self._interleaves(conversation, index)
-        if seed is not None:
-            torch.manual_seed(seed)
-        try:
-            return self._generate_batch([conversation], settings, interleaved, copies=settings.n)
-        except Exception as err:
-            raise GenerationError(f"{self.name}: generation failed for conversation(s) [{index}]: {err}",
-                                  index=index) from err
-
-    def _greedy(self, conversations: list[Conversation], settings: GenerationSettings) -> list[list[str]]:
-        """One greedy answer per conversation (repeated n times), batched by prompt size."""
+        if settings.model_default and settings.do_sample:
+            seeds = seeds if seeds is not None else [settings.seed] * len(conversations)  # type: ignore[list-item]
+            return collect([self._sample_alone(conversation, settings, seed, index)
+                            for index, (conversation, seed) in enumerate(zip(conversations, seeds))])
+        if settings.do_sample:
+            given = seeds if seeds is not None else [settings.seed] * len(conversations)
+            seeds = [int(torch.randint(2**62, ())) if seed is None else seed for seed in given]
+        else:
+            seeds = None  # greedy draws nothing
         interleaved = [self._interleaves(conv, i) for i, conv in enumerate(conversations)]
-        texts: dict[int, str] = {}
+        outcomes: dict[int, list[str] | GenerationError] = {}
         # Audio-in-video prompts get other position ids (a per-call flag), so they are batched apart.
-        while len(texts) < len(conversations):  # batches made again after each: auto may have made them smaller
-            chunk = self._batches(conversations, lambda i: interleaved[i], skip=texts)[0]
+        while len(outcomes) < len(conversations):  # batches made again after each: auto may have made them smaller
+            chunk = self._batches(conversations, lambda i: interleaved[i], skip=outcomes)[0]
             try:
-                texts.update(self._fitting_batch(chunk, conversations, settings, interleaved[chunk[0]]))
+                outcomes.update(self._fitting_batch(chunk, conversations, settings, interleaved[chunk[0]], seeds))
             except Exception as err:
                 failed = sorted(chunk)
-                raise GenerationError(f"{self.name}: generation failed for conversation(s) {failed}: {err}",
-                                      index=failed[0]) from err
-        return [[texts[i]] * settings.n for i in range(len(conversations))]
+                if seeds is None:
+                    raise GenerationError(f"{self.name}: generation failed for conversation(s) {failed}: {err}",
+                                          index=failed[0]) from err
+                for i in failed:
+                    outcomes[i] = self._sample_alone(conversations[i], settings, seeds[i], i)
+        return collect([outcomes[i] for i in range(len(conversations))])
+
+    def _sample_alone(self, conversation: Conversation, settings: GenerationSettings, seed: int | None,
+                      index: int) -> list[str] | GenerationError:
+        """One conversation's samples in a call of its own, or the GenerationError saying why it failed."""
+        try:
+            if settings.model_default:
+                if seed is not None:
+                    torch.manual_seed(seed)
+                return self._generate_batch([conversation], settings, self._interleaves(conversation, index))[0]
+            return self._generate_batch([conversation], settings, self._interleaves(conversation, index), [seed])[0]
+        except Exception as err:
+            return GenerationError(f"{self.name}: generation failed for conversation(s) [{index}]: {err}", index=index)
 
     def _fitting_batch(self, chunk: list[int], conversations: list[Conversation], settings: GenerationSettings,
-                       interleaved: bool) -> dict[int, str]:
-        """The answers of `chunk` (by conversation index); with batch_size=auto on CUDA, of as much of it as fits:
+                       interleaved: bool, seeds: list[int] | None) -> dict[int, list[str]]:
+        """The outputs of `chunk` (by conversation index); with batch_size=auto on CUDA, of as much of it as fits:
         on out-of-memory the batch is halved until it fits (accelerate's find_executable_batch_size) and that size
         is kept, so the largest batch that fits is found on the first batch, and lowered again only if a later,
         longer one does not fit."""
+        def run(part: list[int]) -> dict[int, list[str]]:
+            texts = self._generate_batch([conversations[i] for i in part], settings, interleaved,
+                                         None if seeds is None else [seeds[i] for i in part])
+            return dict(zip(part, texts))
+
         if not self.fitting:
-            return dict(zip(chunk, self._generate_batch([conversations[i] for i in chunk], settings, interleaved)))
+            return run(chunk)
         from accelerate.utils import find_executable_batch_size
 
         size = len(chunk)
@@ -219,15 +231,14 @@ class HFChatModel:
             return size
 
         @find_executable_batch_size(starting_batch_size=size, reduce_batch_size_fn=halve)
-        def fitting(batch_size: int) -> dict[int, str]:
-            part = chunk[:batch_size]
-            return dict(zip(part, self._generate_batch([conversations[i] for i in part], settings, interleaved)))
+        def fitting(batch_size: int) -> dict[int, list[str]]:
+            return run(chunk[:batch_size])
 
         texts = fitting()
         if len(texts) < len(chunk):
             self.batch_size = len(texts)
             print(f"hallubench: batch_size auto: {len(chunk)} conversations ran out of memory on {self.device}; "
-                  f"{self.batch_size} per greedy batch from now on", file=sys.stderr)
+                  f"{self.batch_size} per batch from now on", file=sys.stderr)
         return texts
 
     def _batches(self, conversations: list[Conversation], group: Callable[[int], Any],
@@ -360,22 +371,27 @@ class HFChatModel:
 
     @torch.inference_mode()
     def _generate_batch(self, conversations: list[Conversation], settings: GenerationSettings,
-                        interleaved: bool = False, copies: int = 1) -> list[str]:
-        """Decoded new tokens: `copies` sequences per conversation (num_return_sequences), in order."""
+                        interleaved: bool = False, seeds: list[int] | None = None) -> list[list[str]]:
+        """`settings.n` decoded texts per conversation: sampled from per-row seeded noise when `seeds` are given
+        (one per conversation), else greedy (one sequence, repeated) or the checkpoint's own sampling."""
         inputs = self.prepare(conversations)
+        copies = 1 if seeds is None and not settings.model_default else settings.n
         # Checkpoints ship sampling defaults (Qwen2.5-VL: top_k=1, top_p=0.001); None clears them so decoding
         # is exactly what `settings` says. Other defaults (e.g. repetition_penalty) stay the checkpoint's.
-        sampling = {**self.generate_kwargs, "do_sample": settings.do_sample, "num_beams": 1, "top_k": None,
-                    "temperature": settings.temperature if settings.do_sample else None,
-                    "top_p": settings.top_p if settings.do_sample else None}
+        decoding = {**self.generate_kwargs, "do_sample": False, "num_beams": 1, "top_k": None, "temperature": None,
+                    "top_p": None}
+        if seeds is not None:  # our processors draw; transformers' warpers off (1.0 is "off" for both)
+            decoding.update(do_sample=True, temperature=1.0, top_p=1.0, logits_processor=seeded_sampling(
+                settings.temperature, settings.top_p, row_seeds(seeds, copies)))  # type: ignore[arg-type]
         if settings.model_default:  # the checkpoint's generation_config decides
-            sampling = dict(self.generate_kwargs)
+            decoding = dict(self.generate_kwargs)
         if interleaved:
-            sampling["use_audio_in_video"] = True
+            decoding["use_audio_in_video"] = True
         output = self.model.generate(**inputs, max_new_tokens=settings.max_new_tokens,
-                                     num_return_sequences=copies, **sampling)
-        new_tokens = output[:, inputs["input_ids"].shape[1]:]
-        return self.tokenizer.batch_decode(new_tokens, skip_special_tokens=True)
+                                     num_return_sequences=copies, **decoding)
+        texts = self.tokenizer.batch_decode(output[:, inputs["input_ids"].shape[1]:], skip_special_tokens=True)
+        rows = [texts[k * copies:(k + 1) * copies] for k in range(len(conversations))]
+        return [row * (settings.n // copies) for row in rows]
 
     @torch.inference_mode()
     def next_token_probs(self, conversations: list[Conversation], words: list[str]) -> list[list[float]]:
@@ -392,7 +408,8 @@ class HFChatModel:
             unpadded = {key: value for key, value in {**self.processor_kwargs, **self._text_kwargs()}.items()
                         if key not in ("text_kwargs", "padding")}
             tokens = self.tokenizer(prompts, **unpadded)["input_ids"]
-            return first_token_probs(self.model, tokens, ids, self.batch_size, self.tokenizer.pad_token_id)
+            return first_token_probs(self.model, tokens, ids, self.batch_size, self.tokenizer.pad_token_id,
+                                     self.prefill)
         probs: dict[int, list[float]] = {}
         for chunk in self._batches(conversations, lambda i: None):
             inputs = self.prepare([conversations[i] for i in chunk])

@@ -115,10 +115,18 @@ def _suffix_logits(model: Any, suffixes: list[tuple[int, list[int]]], owner: tor
 
 
 def first_token_probs(model: Any, prompts: list[list[int]], word_ids: list[list[int]], batch_size: int,
-                      pad_id: int) -> list[list[float]]:
-    """Per prompt (token ids), the summed probability of each entry of `word_ids` as the next token."""
+                      pad_id: int, counts: dict[str, int] | None = None) -> list[list[float]]:
+    """Per prompt (token ids), the summed probability of each entry of `word_ids` as the next token. `counts`, when
+    given, adds up `prompts`, `prompt_tokens` (what whole-prompt passes would forward) and `forwarded_tokens`
+    (the real tokens forwarded here: each group's prefix once, plus every suffix)."""
     out: list[list[float] | None] = [None] * len(prompts)
-    for batch in _batches(prefix_groups(prompts), batch_size):
+    groups = prefix_groups(prompts)
+    if counts is not None:
+        counts["prompts"] = counts.get("prompts", 0) + len(prompts)
+        counts["prompt_tokens"] = counts.get("prompt_tokens", 0) + sum(map(len, prompts))
+        counts["forwarded_tokens"] = counts.get("forwarded_tokens", 0) + sum(
+            shared + sum(len(prompts[i]) - shared for i in members) for shared, members in groups)
+    for batch in _batches(groups, batch_size):
         prefix, prefix_mask = _prefix_pass(model, prompts, batch, pad_id)
         rows = [(row, shared, i) for row, (shared, members) in enumerate(batch) for i in members]
         for start in range(0, len(rows), batch_size):

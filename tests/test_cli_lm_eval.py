@@ -83,11 +83,11 @@ def test_auto_batch_size_is_found_once_by_halving_on_out_of_memory(monkeypatch, 
     model.fitting, model.batch_size = True, 64
     calls = []
 
-    def generate_batch(conversations, settings, interleaved=False, copies=1):
+    def generate_batch(conversations, settings, interleaved=False, seeds=None):
         calls.append(len(conversations))
         if len(conversations) > 5:
             raise torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
-        return [conversation[0].content[0].text.upper() for conversation in conversations]
+        return [[conversation[0].content[0].text.upper()] * settings.n for conversation in conversations]
 
     monkeypatch.setattr(model, "_generate_batch", generate_batch)
     conversations = [[Message("user", [TextPart(f"q{i:02d}")])] for i in range(30)]
@@ -97,7 +97,7 @@ def test_auto_batch_size_is_found_once_by_halving_on_out_of_memory(monkeypatch, 
     assert model.batch_size == 3 and set(calls[3:]) <= {3}
     assert sum(calls[3:]) == 30  # every conversation answered once
     err = capsys.readouterr().err
-    assert "batch_size auto: 30 conversations ran out of memory on cuda:0; 3 per greedy batch from now on" in err
+    assert "batch_size auto: 30 conversations ran out of memory on cuda:0; 3 per batch from now on" in err
     calls.clear()
     model.generate(conversations[:7], GenerationSettings(max_new_tokens=2))
     assert calls == [3, 3, 1]  # found once: later calls start from the size found
@@ -111,7 +111,7 @@ def test_auto_batch_size_keeps_the_full_batch_when_it_fits(monkeypatch):
     model.fitting, model.batch_size = True, 64
     calls = []
     monkeypatch.setattr(model, "_generate_batch", lambda conversations, *a, **k: calls.append(len(conversations))
-                        or ["x"] * len(conversations))
+                        or [["x"]] * len(conversations))
     model.generate([[Message("user", [TextPart(f"q{i}")])] for i in range(70)], GenerationSettings())
     assert calls == [64, 6] and model.batch_size == 64
 

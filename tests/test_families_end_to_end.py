@@ -63,9 +63,9 @@ def test_each_family_runs_its_media_end_to_end(family, mini_datasets, tiny_check
     interleaved = []  # per generate call: did the videos carry their soundtrack (use_audio_in_video)?
     generate_batch = HFChatModel._generate_batch
 
-    def spy(self, conversations, settings, flag=False, copies=1):
+    def spy(self, conversations, settings, flag=False, seeds=None):
         interleaved.append(flag)
-        return generate_batch(self, conversations, settings, flag, copies)
+        return generate_batch(self, conversations, settings, flag, seeds)
 
     monkeypatch.setattr(HFChatModel, "_generate_batch", spy)
     model_args = f"pretrained={tiny_checkpoint(family.tiny)},dtype=float32"

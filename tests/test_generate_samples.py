@@ -1,4 +1,5 @@
-"""A conversation's stochastic samples come from one `generate` call and do not depend on the batch size.
+"""A conversation's stochastic samples are rows of one `generate` call, which samples of other conversations share
+(`batch_size` conversations a call), and they do not depend on the batch size.
 
 End to end through `hallubench.harness.runner.run` on the mini avhallubench_visual task with a tiny random
 Qwen2.5-Omni thinker (real processor, real `generate`), counting the calls that reach transformers.
@@ -52,17 +53,18 @@ def _run(setup, tmp_path, batch_size, limit=LIMIT, folder=None):
     return {r["id"]: (r["outputs"], r["samples"]) for r in records if r["error"] is None}
 
 
-def test_samples_are_one_call_per_conversation_and_the_same_for_any_batch_size(setup, tmp_path, generate_calls):
+def test_samples_share_batches_and_are_the_same_for_any_batch_size(setup, tmp_path, generate_calls):
     by_size = {}
     for batch_size in (1, N - 1, N, 2 * N):
         generate_calls.clear()
         by_size[batch_size] = _run(setup, tmp_path, batch_size)
         sampled = [call for call in generate_calls if call[2]]
         greedy = [rows for rows, _, do_sample in generate_calls if not do_sample]
-        # Each conversation's N samples: one call, one row, N return sequences, at every batch size.
-        assert sampled == [(1, N, True)] * LIMIT, batch_size
-        # Greedy answers are batched across conversations, batch_size at a time.
-        assert greedy == [min(batch_size, LIMIT - start) for start in range(0, LIMIT, batch_size)], batch_size
+        batches = [min(batch_size, LIMIT - start) for start in range(0, LIMIT, batch_size)]
+        # Samples and greedy answers alike: batch_size conversations a call, each conversation's N samples as
+        # N return sequences of its one row.
+        assert sampled == [(rows, N, True) for rows in batches], batch_size
+        assert greedy == batches, batch_size
     reference = by_size[1]
     assert len(reference) == LIMIT and all(len(samples) == N for _, samples in reference.values())
     assert any(len(set(samples)) > 1 for _, samples in reference.values())  # really sampled
@@ -76,12 +78,12 @@ def test_samples_are_one_call_per_conversation_and_the_same_for_any_batch_size(s
     assert resumed == reference
 
 
-def test_seeds_decide_the_samples_and_unseeded_calls_still_make_one_call_each(setup, generate_calls):
+def test_seeds_decide_the_samples_whatever_shares_the_batch(setup, generate_calls):
     model = get_model("hf", model=str(setup[1]), dtype="float32", batch_size=2)
     conversations = [[Message("user", [TextPart(text)])] for text in ("Is there a dog?", "Describe the clip.", "Hi")]
     settings = GenerationSettings(max_new_tokens=6, temperature=1.0, n=N)
     seeded = model.generate(conversations, settings, seeds=[1, 2, 3])
-    assert generate_calls == [(1, N, True)] * 3
+    assert generate_calls == [(2, N, True), (1, N, True)]  # batch_size 2: two calls for three conversations
     assert model.generate(conversations[1:], settings, seeds=[2, 3]) == seeded[1:]
     assert model.generate([conversations[0]], GenerationSettings(max_new_tokens=6, temperature=1.0, n=N, seed=1)) \
         == seeded[:1]

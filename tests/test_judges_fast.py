@@ -100,3 +100,18 @@ def test_embedding_judge_encodes_each_unique_text_once_per_ranking(embedding_jud
     assert records.evidence[index + 1] == "b"
     other = embedding_judge("Cats purr.", "Birds fly.")
     assert records.judgments[index + 1][0] == pytest.approx(other / 2, abs=1e-5)
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 4, 7])
+def test_calls_are_cut_at_passage_boundaries_only(size):
+    from hallubench.judges.cached import passage_calls
+
+    passages = ["a", "a", "a", "b", "c", "c", "d", "d", "d", "d"]
+    keys = [f"k{i}" for i in range(len(passages))]
+    calls = passage_calls(keys, passages, size)
+    assert [key for call in calls for key in call] == keys
+    runs = {p: {k for k, q in zip(keys, passages) if q == p} for p in set(passages)}
+    for run in runs.values():  # every passage's pairs in one call
+        assert sum(bool(run & set(call)) for call in calls) == 1
+    for call in calls:  # no call over `size` but a single passage's own
+        assert len(call) <= size or len({passages[keys.index(k)] for k in call}) == 1

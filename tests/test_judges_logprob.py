@@ -94,7 +94,7 @@ def test_logprob_judge_scores_p_no_over_p_yes_plus_no_and_counts_non_answers():
     judgments = judge.judge_batch(PAIRS)
     assert [j.score for j in judgments] == pytest.approx([0.25, 0.85 / 0.95, 0.5])
     assert [j.undecided for j in judgments] == [False, False, True]  # 0.3 of the mass on yes/no: neither
-    assert model.calls == [2, 1] and judge.counters["undecided"] == 1
+    assert model.calls == [3] and judge.counters["undecided"] == 1  # one call: the model batches, prefixes once
     assert judge.judge_id != ExplicitLLMJudge(model).judge_id and judge.judge_id.startswith("llm-explicit-logprob:")
     with pytest.raises(TypeError, match="next-token probabilities"):
         LogprobLLMJudge(type("Plain", (), {"name": "p", "fingerprint": "f", "accepts": frozenset(),
@@ -195,3 +195,29 @@ def test_shared_prefix_path_refuses_media_for_a_text_model(text_lm):
     with pytest.raises(ValueError, match="takes no image input"):
         model.next_token_probs([[Message("user", [ImagePart(Image.new("RGB", (8, 8))), TextPart("Yes?")])]],
                                ["yes", "no"])
+
+
+@pytest.mark.parametrize("judge_batch", [4, 60, 256])
+def test_a_passage_is_forwarded_once_for_every_target_sentence_of_the_board(text_lm, tmp_path, monkeypatch,
+                                                                              judge_batch):
+    """A ranking board of T = 10 systems x 6 sentences against two evidence passages: every pair of a passage
+    reaches the model in one call and forms one prefix group (60 prompts) whatever the judge's batch size (below,
+    at and above 60), and the prefill counts show the passage's tokens forwarded once."""
+    from hallubench.judges import CachedJudge, JudgmentCache, judge_responses
+    from hallubench.models import prefix_scoring
+
+    groups = []
+    real = prefix_scoring.prefix_groups
+    monkeypatch.setattr(prefix_scoring, "prefix_groups", lambda prompts: groups.extend(real(prompts)) or groups[-len(real(prompts)):])
+    model = get_model("hf", model=str(text_lm["chat"]), dtype="float32", batch_size=judge_batch)
+    passage = " ".join(f"Evidence sentence number {i} says a dog barks near a red car." for i in range(6))
+    targets = {f"system{t}": [" ".join(f"System {t} claim {k} is about the dog." for k in range(6))] for t in range(10)}
+    evidence = {"witness": [[passage, passage.replace("dog", "cat")]]}
+    judge = CachedJudge(LogprobLLMJudge(model, batch_size=judge_batch), JudgmentCache(tmp_path / "j.sqlite"),
+                        batch_size=judge_batch, progress=False)
+    judge_responses(targets, evidence, judge)
+    assert sorted(len(members) for shared, members in groups if shared) == [60, 60]
+    counts = model.prefill
+    assert counts["prompts"] == 120
+    per_pair_saved = (counts["prompt_tokens"] - counts["forwarded_tokens"]) / counts["prompts"]
+    assert per_pair_saved > 0.9 * len(model.tokenizer(passage)["input_ids"]) * 59 / 60

@@ -1,0 +1,55 @@
+"""Work the model need not wait for, done beside it: the next batches' media decoded while the model generates
+(a bounded look-ahead), and each finished batch's records written while the next batch runs.
+
+Threads suffice: media decoding runs in the loaders' helper process and file writes wait on the disk, so neither
+holds the GIL long while the model's kernels run.
+"""
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import TypeVar
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+def prefetched(items: Iterable[T], work: Callable[[T], R], depth: int = 2) -> Iterator[R]:
+    """`work(item)` for each item, in order, computed in one background thread at most `depth` items ahead of the
+    consumer (so at most `depth` batches of decoded media wait in memory). An error in `work` is raised when the
+    consumer reaches that item; leaving early cancels what has not started."""
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="hallubench-prefetch")
+    pending: deque[Future[R]] = deque()
+    source = iter(items)
+    try:
+        for item in source:
+            pending.append(pool.submit(work, item))
+            if len(pending) > depth:
+                yield pending.popleft().result()
+        while pending:
+            yield pending.popleft().result()
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+class BackgroundWrites:
+    """Runs write jobs one after another in a background thread, in submission order; at most one waits behind
+    the running one. `submit` and `close` raise the error of an earlier job, so a failed write (a full disk) stops
+    the run at the next batch, with every earlier batch on disk."""
+
+    def __init__(self) -> None:
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="hallubench-writes")
+        self._last: Future[None] | None = None
+
+    def submit(self, job: Callable[[], None]) -> None:
+        if self._last is not None:
+            self._last.result()
+        self._last = self._pool.submit(job)
+
+    def close(self) -> None:
+        try:
+            if self._last is not None:
+                self._last.result()
+        finally:
+            self._pool.shutdown(wait=True)
