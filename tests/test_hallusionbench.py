@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+from pathlib import Path
 
 import datasets
 import pytest
@@ -20,6 +22,8 @@ from hallubench.cli.main import main
 from hallubench.errors import BuildError
 from hallubench.harness import store
 
+FIXTURES = Path(__file__).parent / "fixtures" / "hallusionbench"
+KEY = ("category", "subcategory", "set_id", "figure_id", "question_id")
 os.environ["HF_HUB_OFFLINE"] = "1"
 torch.set_num_threads(1)
 
@@ -87,13 +91,20 @@ def test_build_without_source_fetches_the_hub_copy(releases, tmp_path):
     assert sorted(row["question"] for row in rows.values()) == sorted(row["question"] for row in official)
 
 
-def test_a_tiny_model_run_ends_with_the_authors_metrics(releases, tmp_path, tiny_checkpoint):
-    github, _, _ = releases
-    build("hallusionbench", github, tmp_path / "data" / "hallusionbench")
-    out = tmp_path / "run"
+@pytest.fixture(scope="module")
+def run_dir(releases, tiny_checkpoint):
+    """A tiny random model's run of both tasks on the mini release."""
+    github, _, root = releases
+    build("hallusionbench", github, root / "data" / "hallusionbench")
+    out = root / "run"
     assert main(["run", "--model", "hf", "--model-args", f"pretrained={tiny_checkpoint('qwen2_vl')},dtype=float32",
-                 "--data-dir", str(tmp_path / "data"), "--output-dir", str(out),
+                 "--data-dir", str(root / "data"), "--output-dir", str(out),
                  "--tasks", "hallusionbench,hallusionbench_judge", "--gen-kwargs", "max_new_tokens=3"]) == 0
+    return out
+
+
+def test_a_tiny_model_run_ends_with_the_authors_metrics(run_dir):
+    out = run_dir
     results = json.loads((out / "results.json").read_text())["tasks"]
     rule, judged = results["hallusionbench"], results["hallusionbench_judge"]
     for task, judge in ((rule, "rule"), (judged, "judge")):
@@ -111,3 +122,32 @@ def test_a_tiny_model_run_ends_with_the_authors_metrics(releases, tmp_path, tiny
     step = next(r for r in records if r["task"] == "hallusionbench_judge")["steps"]
     assert step["judge"]["prompts"][0]["text"].startswith("Imagine you are an intelligent teacher.")
     assert step["judge"]["prompts"][0]["text"].endswith(f"Prediction answer:{step['answer']['outputs'][0][0]}\nOutput:")
+
+
+def test_rescored_outputs_give_the_authors_numbers(run_dir, tmp_path):
+    """The run's answers and judgments replaced by a parity run's (tests/fixtures/hallusionbench, see
+    test_metric_hallusionbench.py) and re-scored with --from-outputs: results.json holds the authors' scorer's
+    numbers, overall and for VD and VS, for the rule and for the judge."""
+    runs = json.loads((FIXTURES / "parity_inputs.json").read_text())
+    official = json.loads((FIXTURES / "parity_numbers.json").read_text())
+    index = 5
+    items = {"-".join(["hallusionbench", *(r[k] for k in KEY)]): r for r in runs[index]}
+    out = tmp_path / "run"
+    shutil.copytree(run_dir, out)
+    records, _ = store.read_jsonl(out / "samples.jsonl")
+    for record in records:
+        item = items[record["id"]]
+        record["outputs"] = [item["model_prediction"]]
+        if record["steps"]:
+            record["steps"]["answer"]["outputs"] = [[item["model_prediction"]]]
+            record["steps"]["judge"]["outputs"] = [[item["judgment"]]]
+    (out / "samples.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    assert main(["run", "--from-outputs", str(out)]) == 0
+    results = json.loads((out / "results.json").read_text())["tasks"]
+    for task, judge in (("hallusionbench", "rule"), ("hallusionbench_judge", "judge")):
+        expected = official[index][judge]
+        for where, metrics in (("all", results[task]["metrics"]), ("VD", results[task]["groups"]["VD"]["metrics"]),
+                               ("VS", results[task]["groups"]["VS"]["metrics"])):
+            assert {name: metrics[f"{name}_{judge}"] for name in expected[where]} == pytest.approx(expected[where])
+    assert results["hallusionbench"]["n_unparsed"] == official[index]["rule"]["unclear"] > 0
+    assert results["hallusionbench_judge"]["n_unreadable"] == official[index]["judge"]["unclear"] > 0
