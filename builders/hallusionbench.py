@@ -30,6 +30,9 @@ KEY = ("category", "subcategory", "set_id", "figure_id", "question_id")
 JSON_FILE = "HallusionBench.json"
 IMAGE_DIR = "hallusion_bench"
 HUB_SPLITS = ("image", "non_image")
+# Fields a Hub copy may lack (lmms-eval reads neither): a missing filename is derived from the key as the authors'
+# get_image_file_location does, a missing sample_note stays null; the build notes say so.
+HUB_OPTIONAL = ("sample_note", "filename")
 
 
 @register_builder
@@ -49,7 +52,7 @@ class HallusionBench(ReleaseBuilder):
             self.images = path.parent / IMAGE_DIR
             return path, load_json_list(self.release_file(path), "the HallusionBench questions: a list of {"
                                         + ", ".join(FIELDS) + "}")
-        self.images = None
+        self.images, self.lacking = None, []
         files = [file for split in HUB_SPLITS for file in sorted(self.source.glob(f"data/{split}-*.parquet"))]
         if not files:
             raise BuildError(f"{self.source}: neither {JSON_FILE} (the GitHub release, with {IMAGE_DIR}/ from "
@@ -59,7 +62,10 @@ class HallusionBench(ReleaseBuilder):
         if missing:
             raise BuildError(f"{self.source}/data has no {missing[0]}-*.parquet: the Hub copy holds the questions "
                              f"with a figure (image) and without one (non_image); download both.")
-        parquets = [open_parquet(self.release_file(file), FIELDS, f"a split of {self.HUB_RELEASE}") for file in files]
+        required = [name for name in FIELDS if name not in HUB_OPTIONAL]
+        parquets = [open_parquet(self.release_file(file), required, f"a split of {self.HUB_RELEASE}") for file in files]
+        self.lacking = sorted({name for parquet in parquets for name in HUB_OPTIONAL
+                               if name not in parquet.schema_arrow.names})
         return self.source / "data", (row for parquet in parquets for batch in parquet.iter_batches(batch_size=64)
                                       for row in batch.to_pylist())
 
@@ -69,7 +75,9 @@ class HallusionBench(ReleaseBuilder):
         return super().row_id(index, raw)
 
     def convert(self, index: int, raw: Any) -> dict[str, Any]:
-        values = strings(raw, FIELDS, nullable=("filename",))
+        if self.images is None and isinstance(raw, dict) and any(name not in raw for name in HUB_OPTIONAL):
+            raw = {"sample_note": None, "filename": _authors_filename(raw), **raw}
+        values = strings(raw, FIELDS, nullable=("filename",) if self.images else HUB_OPTIONAL)
         if values["category"] not in ("VD", "VS"):
             raise RowError(f"category {values['category']!r} is neither 'VD' nor 'VS'")
         if values["visual_input"] not in ("0", "1", "2") or values["gt_answer"] not in ("0", "1"):
@@ -103,4 +111,15 @@ class HallusionBench(ReleaseBuilder):
         self.notes.append(f"{len(rows)} questions, {len(figures)} figures; "
                           f"{sum(row['image'] is None for row in rows)} questions are asked without a figure "
                           "(visual_input 0).")
+        if self.images is None and self.lacking:
+            self.notes.append(f"The Hub copy had no {' or '.join(self.lacking)} column: filename is derived as "
+                              "./<category>/<subcategory>/<set_id>_<figure_id>.png for rows with a figure (the "
+                              "authors' get_image_file_location), sample_note is null.")
+
+
+def _authors_filename(raw: dict[str, Any]) -> str | None:
+    """The figure's path as the authors' get_image_file_location builds it; None for visual_input 0."""
+    if str(raw.get("visual_input")) == "0" or not all(isinstance(raw.get(k), str) for k in KEY[:4]):
+        return None
+    return f"./{raw['category']}/{raw['subcategory']}/{raw['set_id']}_{raw['figure_id']}.png"
 

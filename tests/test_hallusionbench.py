@@ -58,6 +58,24 @@ def test_both_layouts_build_the_same_rows(releases, tmp_path):
                                                                           "figure_id", "question_id"))])]
 
 
+def test_a_hub_copy_without_filename_and_sample_note_builds(releases, tmp_path):
+    """lmms-eval reads neither column; a copy without them gets the authors' figure paths and a null note."""
+    import pyarrow.parquet as pq
+
+    github, hub, _ = releases
+    for path in sorted((hub / "data").glob("*.parquet")):
+        table = pq.read_table(path)
+        (tmp_path / "hub" / "data").mkdir(parents=True, exist_ok=True)
+        pq.write_table(table.drop_columns(["filename", "sample_note"]), tmp_path / "hub" / "data" / path.name)
+    out = build("hallusionbench", tmp_path / "hub", tmp_path / "out")
+    rows = rows_of(out, tmp_path / "cache")
+    official = {row["question"] + row["figure_id"]: row for row in json.loads((github / "HallusionBench.json").read_text())}
+    assert {row["question"] + row["figure_id"]: row["filename"] for row in rows.values()} == \
+        {key: row["filename"] for key, row in official.items()}
+    assert all(row["sample_note"] is None for row in rows.values())
+    assert "had no filename or sample_note column" in (out / "README.md").read_text()
+
+
 def test_bad_rows_are_named(releases, tmp_path):
     github, hub, root = releases
     bad = root / "bad"
