@@ -22,6 +22,8 @@ class MediaSpec:
     `needs_all`: a row is asked only with every medium it has (CMM: a probe asks about what its media hold), so a
     `--modality` that removes one leaves the row out; otherwise only a row left with none of its media is left out.
     `parts_hint` tells the user, when rows are left out so, which tasks evaluate the parts a one-medium model can.
+    `optional`: a row whose image column is null is asked without an image (HallusionBench's questions asked without
+    a figure); otherwise a null image is a MissingMediaError.
     """
 
     video: str | None = None
@@ -29,6 +31,7 @@ class MediaSpec:
     image: str | None = None
     needs_all: bool = False
     parts_hint: str = ""
+    optional: bool = False
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,8 @@ from pathlib import Path, PurePosixPath
 from typing import Any, Iterable, Iterator
 
 import datasets
+import pyarrow as pa
+import pyarrow.parquet as pq
 from hallubench.builders import safe_files
 from hallubench.errors import BuildError, RowError
 
@@ -160,6 +162,19 @@ def image_cell(folder: Path, rel: str) -> dict[str, Any]:
         (folder / rel).unlink(missing_ok=True)
         raise RowError(f"image {rel}: {err}") from err
     return {"path": rel, "bytes": data}
+
+
+def open_parquet(path: Path, columns: Iterable[str], what: str) -> pq.ParquetFile:
+    """A parquet file holding every one of `columns`; BuildError naming the file and `what` it should be otherwise."""
+    try:
+        parquet = pq.ParquetFile(path)
+    except (OSError, pa.ArrowException) as err:
+        raise BuildError(f"{path} is not a readable parquet file ({err}); expected {what}.") from err
+    missing = [name for name in columns if name not in parquet.schema_arrow.names]
+    if missing:
+        raise BuildError(f"{path} lacks the column(s) {', '.join(missing)}; expected {what} with the fields "
+                         f"{', '.join(columns)}.")
+    return parquet
 
 
 def load_json_list(path: Path, what: str) -> list[Any]:

@@ -150,8 +150,7 @@ def media_parts(task: Task, row: Row, dataset_dir: Path, options: RunOptions) ->
         part, seen["audio"] = _audio(path, options)
         seen["audio"]["path"] = row[spec.audio]
         parts.append(part)
-    if spec.image and modality != "audio-only":
-        path = path_of(spec.image)
+    if spec.image and modality != "audio-only" and ((path := path_of(spec.image)) is not None or not spec.optional):
         if path is None:
             raise MissingMediaError(f"row {row['id']!r} of {task.benchmark}/{task.config} has no {spec.image!r} file")
         part, seen["image"] = _image(path, blank=modality == "blank")
