@@ -25,7 +25,9 @@ class HFArgs(PluginConfig):
     `use_audio_in_video` (transformers' name; `audio_in_video` before) and `min_pixels`/`max_pixels` are taken
     by some families only (`hallubench models` says which); `device_map` (accelerate's) wins over `device`.
     `cache_implementation` goes to every `generate` call: "static" makes transformers compile the decoding step
-    on a GPU (CUDA graphs; a one-off compile per batch shape). `batch_size=auto`: on CUDA the largest greedy batch
+    on a GPU (CUDA graphs; a one-off compile per batch shape and 64-token prompt-length bucket). Left out, it is
+    "static" on one CUDA device for models transformers can compile whole (unless the family table says it fails
+    there), else transformers' dynamic cache; "dynamic" turns compiled decoding off. `batch_size=auto`: on CUDA the largest greedy batch
     that fits, found on the first batch (from 64, halved on out-of-memory, and again if a later one does not fit);
     elsewhere 4."""
 

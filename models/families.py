@@ -50,6 +50,9 @@ class Family:
     tiny: str | None = None  # the tiny random checkpoint kind (hallubench.testing.tiny_checkpoints) its tests run
     untested: str | None = None  # why no tiny checkpoint tests it here (every family has `tiny` or a reason)
     min_transformers: str | None = None  # the oldest transformers it works with, when newer than setup.cfg's floor
+    # Compiled decoding (static cache) on CUDA is on by default where transformers can compile the model whole;
+    # False where tests/perf/check_gpu_paths.py found it failing or giving other answers (then it is off).
+    compiled_decoding: bool | None = None
 
     def __post_init__(self) -> None:
         if self.video not in VIDEO_MODES:

@@ -46,7 +46,17 @@ from .hf_inputs import (
     with_pixel_budget,
     with_soundtracks,
 )
-from .hf_loading import is_text_only, load_model, resolve_attention, resolve_auto_class, resolve_dtype, weights_id
+from .hf_loading import (
+    PROMPT_BUCKET,
+    STATIC_CACHES,
+    is_text_only,
+    load_model,
+    resolve_attention,
+    resolve_auto_class,
+    resolve_cache,
+    resolve_dtype,
+    weights_id,
+)
 from .prefix_scoring import first_token_probs
 from .protocol import (
     DTYPES,
@@ -122,9 +132,12 @@ class HFChatModel:
         self.attn_implementation = getattr(self.model.config, "_attn_implementation", attention)
         self.use_audio_in_video = use_audio_in_video
         self.generate_kwargs = dict(self.family.generate_kwargs) if self.family else {}
-        if cache_implementation is not None:  # "static": transformers compiles the decoding step on a GPU
-            self.generate_kwargs["cache_implementation"] = cache_implementation
         self.device = str(self.model.device)
+        self.cache_implementation = resolve_cache(cache_implementation, self.model, self.family, self.device,
+                                                  spread=device == "auto" or device_map is not None)
+        self.cache_chosen = cache_implementation is None and self.cache_implementation is not None
+        if self.cache_implementation is not None:  # "static": transformers compiles the decoding step on a GPU
+            self.generate_kwargs["cache_implementation"] = self.cache_implementation
         self.prefill: dict[str, int] = {}  # next_token_probs' prompt tokens against those forwarded (prefix_scoring)
         self.name = f"hf:{model}"
         # auto: on CUDA from AUTO_MAX_BATCH, halved on out-of-memory (_fitting_batch); elsewhere no out-of-memory error
@@ -140,8 +153,8 @@ class HFChatModel:
                     "sampler": "per-row-gumbel"}  # samples drawn before it came from the global RNG
         if attention not in (None, "sdpa"):  # another kernel than the default sdpa can change outputs slightly
             identity["attn_implementation"] = attention
-        if cache_implementation not in (None, "dynamic"):  # so can compiled decoding or a quantized cache
-            identity["cache_implementation"] = cache_implementation
+        if self.cache_implementation not in (None, "dynamic"):  # so can compiled decoding or a quantized cache
+            identity["cache_implementation"] = self.cache_implementation
         self.fingerprint = hashlib.sha256(json.dumps(identity, sort_keys=True, default=str).encode()).hexdigest()[:16]
         self.accepts = frozenset() if self.text_only else accepted_media(self.processor, self.family)
 
@@ -190,8 +203,8 @@ class HFChatModel:
             except Exception as err:
                 failed = sorted(chunk)
                 if seeds is None:
-                    raise GenerationError(f"{self.name}: generation failed for conversation(s) {failed}: {err}",
-                                          index=failed[0]) from err
+                    raise GenerationError(f"{self.name}: generation failed for conversation(s) {failed}: {err}"
+                                          f"{self._cache_hint()}", index=failed[0]) from err
                 for i in failed:
                     outcomes[i] = self._sample_alone(conversations[i], settings, seeds[i], i)
         return collect([outcomes[i] for i in range(len(conversations))])
@@ -206,7 +219,14 @@ class HFChatModel:
                 return self._generate_batch([conversation], settings, self._interleaves(conversation, index))[0]
             return self._generate_batch([conversation], settings, self._interleaves(conversation, index), [seed])[0]
         except Exception as err:
-            return GenerationError(f"{self.name}: generation failed for conversation(s) [{index}]: {err}", index=index)
+            return GenerationError(f"{self.name}: generation failed for conversation(s) [{index}]: {err}"
+                                   f"{self._cache_hint()}", index=index)
+
+    def _cache_hint(self) -> str:
+        if not self.cache_chosen:
+            return ""
+        return (f" (compiled decoding, cache_implementation={self.cache_implementation}, is on by default on CUDA; "
+                "--model-args cache_implementation=dynamic turns it off)")
 
     def _fitting_batch(self, chunk: list[int], conversations: list[Conversation], settings: GenerationSettings,
                        interleaved: bool, seeds: list[int] | None) -> dict[int, list[str]]:
@@ -339,7 +359,10 @@ class HFChatModel:
         return inputs
 
     def _text_kwargs(self) -> dict[str, Any]:
-        return {"padding": True, "add_special_tokens": not self._templated, **self.processor_kwargs.get("text_kwargs", {})}
+        kwargs = {"padding": True, "add_special_tokens": not self._templated}
+        if self.cache_implementation in STATIC_CACHES:  # a compiled decoding step per prompt-length bucket, not per length
+            kwargs["pad_to_multiple_of"] = PROMPT_BUCKET
+        return {**kwargs, **self.processor_kwargs.get("text_kwargs", {})}
 
     @property
     def _templated(self) -> bool:

@@ -13,6 +13,8 @@ from hallubench.registry import MODEL_FAMILIES
 from .families import TEXT_AUTO_CLASS, Family, auto_class_for, family_of, needs_newer_transformers
 
 ATTENTION = ("sdpa", "flash_attention_2", "eager")
+STATIC_CACHES = ("static", "offloaded_static")  # fixed-size caches: transformers compiles the decoding step
+PROMPT_BUCKET = 64  # prompts left-padded to a multiple of this with a static cache: fewer shapes to compile
 
 
 def _on_cuda(device: str) -> bool:
@@ -38,6 +40,20 @@ def resolve_attention(attn_implementation: str | None, dtype: str, device: str) 
     if _on_cuda(device) and dtype in ("bfloat16", "float16") and is_flash_attn_2_available():
         return "flash_attention_2"
     return None
+
+
+def resolve_cache(requested: str | None, model: torch.nn.Module, family: Family | None, device: str,
+                  spread: bool) -> str | None:
+    """The cache implementation `generate` gets: the caller's; else "static" (a fixed-size cache, so transformers
+    compiles the decoding step: CUDA graphs, about half the decode time of a 7B model, tests/perf/README.md) on one
+    CUDA device where transformers can compile the model whole (`_can_compile_fullgraph`) and the family table does
+    not record that it fails (`Family.compiled_decoding`, from tests/perf/check_gpu_paths.py); else None
+    (transformers' dynamic cache)."""
+    if requested is not None:
+        return requested
+    if spread or not _on_cuda(device) or not getattr(model, "_can_compile_fullgraph", False):
+        return None
+    return None if family is not None and family.compiled_decoding is False else "static"
 
 
 def resolve_auto_class(path: str, config: Any) -> tuple[Family | None, str]:

@@ -7,7 +7,10 @@ Run on a CUDA machine (needs torch, transformers and hallubench; nothing is down
 
 1. Each tiny family (testing/tiny_models.py kinds and testing/tiny_zoo.py families) loaded with
    `device=cuda, dtype=auto`: the weights must be on the GPU in bf16 with the attention kernel the adapter chose,
-   and greedy generation must answer on every medium the family takes, and on all of them at once.
+   and greedy generation must answer on every medium the family takes, and on all of them at once; with the
+   default cache, which is compiled decoding (static) where transformers can compile the model: the line says so
+   and how many answers the dynamic cache gives too (a family where it fails is a failed check: record it as
+   `compiled_decoding=False` in models/families.py).
 2. `device_map=auto` (accelerate's placement) on one family.
 3. The logprob judge on a random 1.5B-shaped Qwen2 LM in bf16: shared-prefix scoring against one whole-prompt
    forward pass per prompt (the same function up to bf16 rounding: max |dP| reported; must stay under 0.02).
@@ -52,7 +55,9 @@ def _families(work: Path):
 
 
 def check_family(name: str, build, device_map: bool = False) -> str:
-    model = get_model("hf", model=str(build()), dtype="auto", device="auto" if device_map else DEVICE)
+    # On the CPU (--cpu) a static cache is asked for explicitly: its default is on CUDA only.
+    cache = {"cache_implementation": "static"} if DEVICE == "cpu" and not device_map else {}
+    model = get_model("hf", model=str(build()), dtype="auto", device="auto" if device_map else DEVICE, **cache)
     weights = next(model.model.parameters())
     if DEVICE == "cuda" and (weights.device.type != "cuda" or weights.dtype != torch.bfloat16):
         raise AssertionError(f"weights on {weights.device} in {weights.dtype}, expected cuda bf16")
@@ -81,7 +86,19 @@ def check_family(name: str, build, device_map: bool = False) -> str:
     if len(outputs) != len(prompts) or any(len(o) != 1 for o in outputs):
         raise AssertionError(f"expected one output per prompt, got {outputs!r}")
     peak = f", {torch.cuda.max_memory_allocated() / 2**20:.0f} MiB peak" if DEVICE == "cuda" else ""
-    return f"media {'+'.join(media) or 'text'}, attention {model.attn_implementation}, {weights.dtype}{peak}"
+    return (f"media {'+'.join(media) or 'text'}, attention {model.attn_implementation}, {weights.dtype}{peak}, "
+            f"{_compiled_decoding(model, build, outputs, prompts, device_map)}")
+
+
+def _compiled_decoding(model, build, outputs, prompts, device_map: bool) -> str:
+    """What the family's default cache is here and, when it is compiled decoding, how many of its greedy answers
+    the dynamic cache gives too (the record behind `Family.compiled_decoding`)."""
+    if model.cache_implementation is None:
+        return "cache dynamic"
+    dynamic = get_model("hf", model=str(build()), dtype="auto", device="auto" if device_map else DEVICE,
+                        cache_implementation="dynamic")
+    same = sum(a == b for a, b in zip(outputs, dynamic.generate(prompts, GREEDY)))
+    return f"cache {model.cache_implementation}: {same} of {len(prompts)} greedy answers as the dynamic cache's"
 
 
 def check_prefix_scoring(work: Path) -> str:
