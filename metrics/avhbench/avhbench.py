@@ -36,7 +36,7 @@ Returns:
     accuracy (`float`): share of answers whose POPE reading equals the reference.
     precision (`float` or `None`): TP / (TP + FP); None when nothing reads "yes" (the script divides by zero).
     recall (`float` or `None`): TP / (TP + FN); None without "yes" references.
-    f1 (`float` or `None`): 2PR / (P + R); None when P or R is None or both are 0.
+    f1 (`float` or `None`): 2PR / (P + R); None when P or R is None or both are 0 (the script divides by zero).
     yes_ratio (`float`): share of answers read as "yes".
     unparsed (`int`), unparsed_indices (`list` of `int`): answers holding no standalone "yes" or "no" word.
     by_group (`dict`): {column: {value: the same numbers and n}}.
@@ -90,7 +90,8 @@ def _summary(answers: list, references: list, unparsed: list) -> dict:
     tn, fn = pairs.count(("no", "no")), pairs.count(("no", "yes"))
     precision = tp / (tp + fp) if tp + fp else None
     recall = tp / (tp + fn) if tp + fn else None
-    f1 = 2 * precision * recall / (precision + recall) if precision and recall else None
+    f1 = None if precision is None or recall is None or precision + recall == 0 else \
+        2 * precision * recall / (precision + recall)
     return {"accuracy": (tp + tn) / len(pairs), "precision": precision, "recall": recall, "f1": f1,
             "yes_ratio": answers.count("yes") / len(answers), "unparsed": sum(unparsed), "n": len(answers)}
 
