@@ -126,7 +126,8 @@ def test_without_source_it_says_where_the_release_is_and_a_hub_copy_builds(relea
         hub.close()
 
 
-def test_tiny_omni_model_hears_the_soundtrack_and_the_run_ends_with_metrics(mini_datasets, tiny_checkpoint, tmp_path):
+def test_tiny_omni_model_hears_the_soundtrack_and_the_run_ends_with_metrics(release, mini_datasets, tiny_checkpoint,
+                                                                          tmp_path):
     from hallubench.cli.main import main
     from hallubench.harness import store
     from hallubench.harness.results_schema import Results
@@ -143,3 +144,19 @@ def test_tiny_omni_model_hears_the_soundtrack_and_the_run_ends_with_metrics(mini
     task = Results.from_dict(json.loads((tmp_path / "run" / "results.json").read_text())).tasks["avhbench"]
     assert all(name in task.metrics for name in NUMBERS)
     assert set(task.groups) == {"Audio-driven Video Hallucination", "Video-driven Audio Hallucination", "AV Matching"}
+    # The run's outputs replaced by a fixture round and re-scored: results.json holds POPE's script's numbers.
+    qa = json.loads((release / "QA.json").read_text())  # the mini release the run's dataset was built from
+    judgment = [i for i, row in enumerate(qa) if row["task"] != "AV Captioning"]
+    answers = dict(zip(judgment, json.loads((FIXTURES / "outputs.json").read_text())[0]))
+    printed = json.loads((FIXTURES / "official_scores.json").read_text())[0]
+    path = tmp_path / "run" / "samples.jsonl"
+    for record in records:
+        record["outputs"] = [answers[int(record["id"].removeprefix("avhbench-"))]]
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    assert main(["run", "--from-outputs", str(tmp_path / "run")]) == 0
+    task = Results.from_dict(json.loads((tmp_path / "run" / "results.json").read_text())).tasks["avhbench"]
+    assert printed["all"]["error"] is None
+    assert {k: task.metrics[k] for k in NUMBERS} == pytest.approx(printed["all"]["printed"])
+    for group, expected in printed.items():
+        if group != "all" and expected["error"] is None:
+            assert {k: task.groups[group].metrics[k] for k in NUMBERS} == pytest.approx(expected["printed"])

@@ -175,3 +175,20 @@ def test_tiny_video_model_run_ends_with_metrics(mini_datasets, tiny_checkpoint, 
     assert task.metrics["n_pairs"] == 11 and task.metrics["incomplete_pairs"] == 0
     assert all(0.0 <= task.metrics[name] <= 1.0 for name in HEADLINE)
     assert set(task.groups) == set(SUBSETS)
+    # The run's outputs replaced by a fixture round and re-scored: results.json holds the authors' numbers.
+    from hallubench.harness import store
+
+    answers = json.loads((FIXTURES / "outputs.json").read_text())[3]
+    printed = json.loads((FIXTURES / "official_scores.json").read_text())[3]
+    path = tmp_path / "run" / "samples.jsonl"
+    records, _ = store.read_jsonl(path)
+    for record in records:
+        subset, index, role = record["id"].rsplit("-", 2)
+        record["outputs"] = [answers[subset][int(index)][role == "hallucination"]]
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    assert main(["run", "--from-outputs", str(tmp_path / "run")]) == 0
+    task = Results.from_dict(json.loads((tmp_path / "run" / "results.json").read_text())).tasks["videohallucer"]
+    assert {k: task.metrics[k] for k in HEADLINE} == pytest.approx(printed["evaluation.py"]["all"])
+    for subset, qa_type in QA_TYPES.items():
+        assert {k: task.groups[subset].metrics[k] for k in HEADLINE} == pytest.approx(printed["evaluation.py"][qa_type])
+    assert task.metrics["yes_diff"] == pytest.approx(printed["evaluation_bias.py"]["yes difference percentage"])
