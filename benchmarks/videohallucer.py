@@ -53,7 +53,7 @@ VIDEOHALLUCER = Task(
     # yes_diff / no_diff are best at 0 (no bias either way), so neither direction is better.
     higher_is_better={"basic_accuracy": True, "halluc_accuracy": True, "accuracy": True, "yes_diff": None,
                       "no_diff": None, "false_positive_ratio": False, "hallucination_score": False},
-    source="Wang et al. 2024, arXiv:2406.16338; github.com/patrick-tssn/VideoHallucer; Hub ColorfulAI/VideoHallucer",
+    source="Wang et al. 2024, arXiv:2406.16338; github.com/patrick-tssn/VideoHallucer; Hub bigai-nlco/VideoHallucer",
 )
 register_task(VIDEOHALLUCER)
 

@@ -1,5 +1,6 @@
 """VideoHallucer (Wang et al. 2024): <subset>/<subset>.json + <subset>/videos/<file>, five subsets of
-basic/hallucinated yes/no question pairs (Hub ColorfulAI/VideoHallucer, the layout of the GitHub README).
+basic/hallucinated yes/no question pairs (Hub bigai-nlco/VideoHallucer, uploaded by the authors and linked from the
+GitHub README as ColorfulAI/VideoHallucer; the layout of that README).
 
 Each released pair {basic: {video, question, answer}, hallucination: {video, question, answer[,
 explanation]}, type} becomes two rows, basic first, sharing a `pair_id` "<subset>-<index>" (index = position in
@@ -29,7 +30,7 @@ LAYOUT = "a list of {basic: {video, question, answer}, hallucination: {video, qu
 @register_builder
 class VideoHallucer(ReleaseBuilder):
     NAME = "videohallucer"
-    HUB_RELEASE = "ColorfulAI/VideoHallucer"
+    HUB_RELEASE = "bigai-nlco/VideoHallucer"
     SUMMARY_COLUMNS = ("subset", "answer")
     MEDIA_PATH_COLUMNS = ("video",)
     BUILDER_CONFIGS = [datasets.BuilderConfig(name="all")]

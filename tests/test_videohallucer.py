@@ -150,12 +150,12 @@ def test_bad_pair_names_file_row_and_id(release, tmp_path):
 
 
 def test_build_without_source_downloads_the_official_hub_release(release, tmp_path):
-    hub = StandInHub({"ColorfulAI/VideoHallucer": Repo.from_folder(release)})
+    hub = StandInHub({"bigai-nlco/VideoHallucer": Repo.from_folder(release)})
     try:
         done = hallubench(["build", "videohallucer", "--out", str(tmp_path / "vh")], hub, tmp_path / "home")
         assert done.returncode == 0, done.stderr[-2000:]
-        commit = hub.repos["ColorfulAI/VideoHallucer"].commit
-        assert card_source(tmp_path / "vh") == {"repo_id": "ColorfulAI/VideoHallucer", "commit": commit}
+        commit = hub.repos["bigai-nlco/VideoHallucer"].commit
+        assert card_source(tmp_path / "vh") == {"repo_id": "bigai-nlco/VideoHallucer", "commit": commit}
         assert (tmp_path / "vh" / "semantic_detail" / "videos" / "miniRed01_b.mp4").is_file()
     finally:
         hub.close()
