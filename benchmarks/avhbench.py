@@ -18,10 +18,12 @@ from hallubench.models.protocol import GenerationSettings
 from hallubench.registry import register_parser, register_task
 
 SOURCE = "Sung-Bin et al., ICLR 2025, arXiv:2410.18325; github.com/kaist-ami/AVHBench; rule: github.com/AoiDragon/POPE"
-JUDGMENTS = {  # task name -> (released task, dataset config)
-    "avhbench_audio_driven_video": ("Audio-driven Video Hallucination", "audio_driven_video_hallucination"),
-    "avhbench_video_driven_audio": ("Video-driven Audio Hallucination", "video_driven_audio_hallucination"),
-    "avhbench_av_matching": ("AV Matching", "av_matching"),
+# task name -> dataset config: the rows of one released task (Audio-driven Video Hallucination, Video-driven Audio
+# Hallucination, AV Matching)
+JUDGMENTS = {
+    "avhbench_audio_driven_video": "audio_driven_video_hallucination",
+    "avhbench_video_driven_audio": "video_driven_audio_hallucination",
+    "avhbench_av_matching": "av_matching",
 }
 
 
@@ -32,6 +34,7 @@ def avhbench_yes_no(text: str) -> str | None:
     from hallubench.metrics.avhbench.avhbench import parse_yes_no
 
     return parse_yes_no(text)
+
 
 AVHBENCH = Task(
     name="avhbench",
@@ -50,5 +53,5 @@ AVHBENCH = Task(
 )
 register_task(AVHBENCH)
 
-for _name, (_released, _config) in JUDGMENTS.items():  # _released: the rows' `task`
+for _name, _config in JUDGMENTS.items():
     register_task(dataclasses.replace(AVHBENCH, name=_name, config=_config))
