@@ -50,6 +50,36 @@ def test_reproduces_the_authors_script_on_adversarial_outputs(amber):
         assert ours["amber_score"] == pytest.approx((1 - ours["chair"] + ours["f1"]) / 2)
 
 
+def test_the_authors_nlp_path_makes_the_scripts_calls(amber, monkeypatch, request):
+    """nlp="authors" calls nltk and spaCy as inference.py does: with the parity run's substitutes in place of
+    nltk's data and en_core_web_lg, it gives the script's numbers too."""
+    import importlib.util
+    import sys
+
+    import nltk
+    import nltk.stem
+
+    spec = importlib.util.spec_from_file_location("make_parity", FIXTURE / "make_parity.py")
+    substitutes = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(substitutes)
+    monkeypatch.setattr(nltk, "word_tokenize", substitutes.word_tokenize)
+    monkeypatch.setattr(nltk, "pos_tag", lambda tokens: [(t, "NN") for t in tokens])
+    monkeypatch.setattr(nltk.stem, "WordNetLemmatizer", substitutes.Lemmatizer)
+    monkeypatch.setitem(sys.modules, "spacy", type(sys)("spacy"))
+    sys.modules["spacy"].load = lambda name: lambda text: substitutes.VectorlessDoc()
+    sys.modules["spacy"].Language = type("Language", (), {})  # datasets' pickler asks for it
+    metric = evaluate.load(str(METRICS / "amber"))
+    module = sys.modules[type(metric).__module__]
+    for cached in (module._authors_tools, module._spacy_doc):  # the tools are made with the substitutes, then dropped
+        cached.cache_clear()
+        request.addfinalizer(cached.cache_clear)
+    annotations = json.loads((FIXTURE / "annotations.json").read_text())
+    run = json.loads((FIXTURE / "outputs.json").read_text())[0]
+    printed = json.loads((FIXTURE / "official_scores.json").read_text())[0]["Generative Task"]
+    ours = metric.compute(**inputs(run, annotations), mode="official", nlp="authors")
+    assert {name: round(ours[NAMES[name]] * 100, 1) for name in printed} == printed
+
+
 def test_default_mode_reads_the_first_yes_or_no_and_counts_the_rest(amber):
     refs = [{"answer": answer, "truth": [], "hallu": []} for answer in ("yes", "no", "no", "yes", "no")]
     types = ["discriminative-hallucination"] * 5

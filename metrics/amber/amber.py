@@ -1,6 +1,7 @@
 """AMBER (Wang et al. 2023): CHAIR, Cover, Hal and Cog of image descriptions; accuracy, precision, recall and F1
 of yes/no questions on existence, attribute (state, number, action) and relation; the AMBER score."""
 import re
+import warnings
 from functools import lru_cache
 from typing import Optional
 
@@ -419,7 +420,9 @@ class Amber(evaluate.Metric):
                 return False
         else:
             def similar(word1, word2):
-                return _spacy_doc(word1).similarity(_spacy_doc(word2)) > similarity_score
+                with warnings.catch_warnings():  # a word without a vector: similarity 0 and a warning, as the script
+                    warnings.simplefilter("ignore", UserWarning)
+                    return _spacy_doc(word1).similarity(_spacy_doc(word2)) > similarity_score
         n = len(predictions)
         dimension = np.full(n, -1)
         generative = np.zeros((n, len(GEN_COUNTS)), dtype=int)
