@@ -26,7 +26,8 @@ from hallubench.builders.base import ReleaseBuilder, RowError, column_values, lo
 
 GENERATIVE = "generative"
 # annotations.json type -> the part of the release (its query_discriminative-<part>.json) it belongs to
-PART = {GENERATIVE: GENERATIVE, **{kind: "attribute" if "attribute" in kind else dim for kind, dim in DIMENSIONS.items()}}
+PART = {GENERATIVE: GENERATIVE,
+        **{kind: "attribute" if "attribute" in kind else dimension for kind, dimension in DIMENSIONS.items()}}
 PARTS = ("generative", "existence", "attribute", "relation")
 IMAGE_DIR = "image"
 

@@ -66,7 +66,8 @@ PICTURES = (
     Picture(Scene((Shape("triangle", "red", (64, 36), radius=20), Shape("square", "green", (64, 120), radius=40)),
                   background="blue"),
             ("sky", "kite", "grass"), ("person", "bird", "tree", "cloud"), (
-                (ACTION, "Does the kite fly in this image?", "yes"), (ACTION, "Does the kite fall in this image?", "no"),
+                (ACTION, "Does the kite fly in this image?", "yes"),
+                (ACTION, "Does the kite fall in this image?", "no"),
                 (NUMBER, "Is there one kite in this image?", "yes"),
                 ("discriminative-relation", CONTACT.format("kite", "sky"), "yes"),
                 ("relation", CONTACT.format("kite", "grass"), "no"))),

@@ -315,7 +315,8 @@ def score_prepared(dimension: np.ndarray, generative: np.ndarray, questions: np.
     """The metrics from the per-item arrays `_prepare` gives: `dimension` (-1 for a description, else the index
     in DIMENSION_NAMES), `generative` (GEN_COUNTS per item), `questions` (the six question counts per item),
     `unread` (a question whose output is neither yes nor no)."""
-    result: dict = {"n": len(dimension), "unparsed": int(unread.sum()), "unparsed_indices": np.flatnonzero(unread).tolist()}
+    result: dict = {"n": len(dimension), "unparsed": int(unread.sum()),
+                    "unparsed_indices": np.flatnonzero(unread).tolist()}
     is_description = dimension < 0
     if is_description.any():
         sums = dict(zip(GEN_COUNTS, generative[is_description].sum(axis=0)))
