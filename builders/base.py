@@ -15,6 +15,8 @@ from pathlib import Path, PurePosixPath
 from typing import Any, Iterable, Iterator
 
 import datasets
+import pyarrow as pa
+import pyarrow.parquet as pq
 from hallubench.builders import safe_files
 from hallubench.errors import BuildError, RowError
 
@@ -174,6 +176,19 @@ def load_json_list(path: Path, what: str) -> list[Any]:
     if not isinstance(data, list):
         raise BuildError(f"{path} holds a JSON {type(data).__name__}, expected a list of records ({what}).")
     return data
+
+
+def open_parquet(path: Path, columns: Iterable[str], what: str) -> pq.ParquetFile:
+    """A parquet file holding `columns`; BuildError naming the file (and `what` was expected) otherwise."""
+    try:
+        parquet = pq.ParquetFile(path)
+    except (OSError, pa.ArrowException) as err:
+        raise BuildError(f"{path} is not a readable parquet file ({err}); expected {what}.") from err
+    missing = [name for name in columns if name not in parquet.schema_arrow.names]
+    if missing:
+        raise BuildError(f"{path} lacks the column(s) {', '.join(missing)}; expected {what} with the columns "
+                         f"{', '.join(columns)}.")
+    return parquet
 
 
 def strings(raw: Any, fields: Iterable[str], nullable: Iterable[str] = ()) -> dict[str, str | None]:

@@ -11,13 +11,11 @@ from pathlib import Path
 from typing import Any, Iterator
 
 import datasets
-import pyarrow as pa
-import pyarrow.parquet as pq
 from PIL import UnidentifiedImageError
 from hallubench.errors import BuildError
 from hallubench.registry import register_builder
 from hallubench.builders.base import (ReleaseBuilder, RowError, check_relative, column_values, image_cell,
-                                      strings, subsets)
+                                      open_parquet, strings, subsets)
 from hallubench.builders.safe_files import decode_image
 
 TEXT_FIELDS = ("dataset_source", "image_id", "question", "response1", "response2", "choice", "label",
@@ -41,7 +39,7 @@ class CCHall(ReleaseBuilder):
 
     def read_records(self) -> tuple[Path, Iterator[dict[str, Any]]]:
         files = self.parquet_files()
-        parquets = [open_parquet(self.release_file(path)) for path in files]
+        parquets = [open_parquet(self.release_file(path), COLUMNS, "CCHall's test.parquet") for path in files]
         where = files[0] if len(files) == 1 else self.source
         return where, (row for parquet in parquets
                        for batch in parquet.iter_batches(batch_size=64, columns=list(COLUMNS))
@@ -90,15 +88,3 @@ class CCHall(ReleaseBuilder):
         if "all" in sources:
             raise BuildError(f"{self.source}: a dataset_source is named 'all', which clashes with the `all` config.")
         return {**subsets(dataset, "dataset_source", sources), "all": dataset}
-
-
-def open_parquet(path: Path) -> pq.ParquetFile:
-    """A parquet file with every CCHall column; BuildError naming the file otherwise."""
-    try:
-        parquet = pq.ParquetFile(path)
-    except (OSError, pa.ArrowException) as err:
-        raise BuildError(f"{path} is not a readable parquet file ({err}); expected CCHall's test.parquet.") from err
-    missing = [name for name in COLUMNS if name not in parquet.schema_arrow.names]
-    if missing:
-        raise BuildError(f"{path} lacks the column(s) {', '.join(missing)}; expected CCHall's fields {', '.join(COLUMNS)}.")
-    return parquet
