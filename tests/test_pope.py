@@ -135,7 +135,7 @@ def test_a_tiny_model_run_ends_with_the_pope_numbers_per_setting(built, tmp_path
     os.environ["HF_HUB_OFFLINE"] = "1"
     model, out = tiny_checkpoint("qwen2_5_omni"), tmp_path / "run"
     assert main(["run", "--model", "hf", "--model-args", f"pretrained={model},dtype=float32", "--data-dir",
-                 str(folder.parent), "--output-dir", str(out), "--tasks", "pope", "--gen-kwargs", "max_new_tokens=3"]) == 0
+                 str(folder.parent), "--output-dir", str(out), "--tasks", "pope", "--gen-kwargs", "max_new_tokens=3", "--batch-size", "16"]) == 0
     records, _ = store.read_jsonl(out / "samples.jsonl")
     task = json.loads((out / "results.json").read_text())["tasks"]["pope"]
     assert len(records) == 48 and {"accuracy", "precision", "recall", "f1", "yes_ratio"} <= set(task["metrics"])
