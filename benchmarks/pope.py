@@ -9,9 +9,12 @@ where the answer states it and marks answers saying neither as unparsed, so `n_u
 authors' rule silently reads as "yes". Groups: the setting (random / popular / adversarial), as the paper's
 Table 3 reports each; the task's overall numbers pool the three settings.
 
-`pope` is the COCO part (the one lmms-lab/POPE holds and CrossCheckGPT ranks with); `pope_aokvqa` and `pope_gqa`
-the SEEM-built sets of the release.
+`pope` is the COCO part (the one lmms-lab/POPE holds and CrossCheckGPT ranks with); `pope_random`, `pope_popular`
+and `pope_adversarial` one setting of it each (as lmms-eval splits it); `pope_aokvqa` and `pope_gqa` the SEEM-built
+sets of the release.
 """
+import dataclasses
+
 from hallubench.benchmarks.task import MediaSpec, Task, one_of, yes_no
 from hallubench.models.protocol import GenerationSettings
 from hallubench.registry import register_parser, register_task
@@ -43,6 +46,10 @@ def pope_task(name: str, config: str) -> Task:
     )
 
 
-register_task(pope_task("pope", "coco"))
+POPE = pope_task("pope", "coco")
+register_task(POPE)
+for _setting in ("random", "popular", "adversarial"):
+    register_task(dataclasses.replace(POPE, name=f"pope_{_setting}",
+                                      exclude=lambda row, setting=_setting: row["setting"] != setting))
 register_task(pope_task("pope_aokvqa", "aokvqa"))
 register_task(pope_task("pope_gqa", "gqa"))

@@ -12,11 +12,13 @@ from builders_support import load_here
 from hub_server import Repo, StandInHub
 from test_build_from_hub import card_source, hallubench
 
+from hallubench.benchmarks import get_task
 from hallubench.builders import build
 from hallubench.builders.mini.pope import SETTINGS, make
 from hallubench.cli.main import main
 from hallubench.errors import BuildError
 from hallubench.harness import store
+from hallubench.harness.data import load_rows
 from hallubench.metrics.pope.pope import Pope, parse_pope
 
 FIXTURES = Path(__file__).parent / "fixtures" / "pope"
@@ -94,6 +96,13 @@ def test_the_authors_layout_gives_one_row_per_probe_with_its_image(built):
         assert (folder / "val2014" / probe["image"]).read_bytes() == image
 
 
+@pytest.mark.parametrize("setting", SETTINGS)
+def test_each_setting_has_a_task_of_its_own(built, setting):
+    task = get_task(f"pope_{setting}")
+    kept = [row for row in load_rows(built[0], task)[0] if not task.exclude(row)]
+    assert len(kept) == 16 and {row["setting"] for row in kept} == {setting}
+
+
 def test_the_stand_in_hub_copy_builds_the_same_rows(built, tmp_path):
     folder, tmp = built
     hub_release = make(tmp_path / "hub-release", hub=True)
@@ -128,6 +137,21 @@ def test_bad_releases_name_the_file_and_row(tmp_path):
     path.write_text(path.read_text().replace('"label": "maybe"', '"label": "no"'))
     with pytest.raises(BuildError, match=r"COCO_val2014_000000000002.jpg is missing"):
         build("pope", release, tmp_path / "out3")
+
+
+def test_the_seem_built_sets_become_their_own_configs(tmp_path):
+    """A-OKVQA's file is a JSON list (not JSON lines) over COCO val2014 images, as the release ships it."""
+    release = make(tmp_path / "release")
+    probes = [json.loads(line) for line in (release / "output/coco/coco_pope_random.json").read_text().splitlines()]
+    for setting in SETTINGS:
+        path = release / f"output/seem/aokvqa/aokvqa_pope_seem_{setting}.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(probes[:4], indent=4))
+    folder = build("pope", release, tmp_path / "pope")
+    rows = load_here(folder, "aokvqa", tmp_path)
+    assert len(rows) == 12 and {r["setting"] for r in rows} == set(SETTINGS)
+    assert [r["question"] for r in rows[:4]] == [p["text"] for p in probes[:4]]
+    assert len(load_here(folder, "coco", tmp_path)) == 48
 
 
 def test_a_tiny_model_run_ends_with_the_pope_numbers_per_setting(built, tmp_path, tiny_checkpoint):
