@@ -1,5 +1,4 @@
 """CHAIR: caption hallucination assessment with image relevance (Rohrbach et al. 2018), as the authors' chair.py."""
-from typing import Optional
 
 import datasets
 import evaluate
