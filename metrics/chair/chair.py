@@ -2,6 +2,7 @@
 
 import datasets
 import evaluate
+import numpy as np
 from nltk.tokenize import NLTKWordTokenizer
 from nltk.tokenize.punkt import PunktSentenceTokenizer
 from textblob.en.inflect import singularize as _textblob_singularize
@@ -260,19 +261,29 @@ class Chair(evaluate.Metric):
         super().add_batch(predictions=predictions, references=references, **kwargs)
 
     def _compute(self, predictions, references, objects=None):
+        per_item, fixed = self._prepare(predictions, references, objects)
+        return self._compute_prepared(**per_item, **fixed)
+
+    def _prepare(self, predictions, references, objects=None):
+        """Checks the items and finds their objects once (tokenizing and singularizing is the cost): per caption, its
+        object mentions, those the image lacks, and whether it is empty, as numpy arrays a bootstrap resamples."""
         if objects is None:
             raise ValueError("objects is required: each image's COCO instance category names (instances_val2014)")
         _check(predictions, references, objects)
-        mentions = hallucinated = hallucinated_captions = 0
+        mentions, missing = [], []
         for caption, refs, names in zip(predictions, references, objects):
             truth = ground_truth(names, refs)
             nodes = caption_objects(caption)[1]
-            missing = sum(node not in truth for node in nodes)
-            mentions += len(nodes)
-            hallucinated += missing
-            hallucinated_captions += missing > 0
-        unparsed = [i for i, caption in enumerate(predictions) if not caption.strip()]
-        return {"chair_s": hallucinated_captions / len(predictions),
-                "chair_i": hallucinated / mentions if mentions else None,
-                "mentions": mentions, "hallucinated_mentions": hallucinated,
-                "unparsed": len(unparsed), "unparsed_indices": unparsed}
+            mentions.append(len(nodes))
+            missing.append(sum(node not in truth for node in nodes))
+        empty = [not caption.strip() for caption in predictions]
+        return {"mentions": np.array(mentions), "missing": np.array(missing), "empty": np.array(empty)}, {}
+
+    @staticmethod
+    def _compute_prepared(mentions, missing, empty):
+        """chair.py's sums: captions with a missing object over captions; missing mentions over mentions."""
+        total, hallucinated = int(mentions.sum()), int(missing.sum())
+        return {"chair_s": float((missing > 0).mean()),
+                "chair_i": hallucinated / total if total else None,
+                "mentions": total, "hallucinated_mentions": hallucinated,
+                "unparsed": int(empty.sum()), "unparsed_indices": np.flatnonzero(empty).tolist()}
