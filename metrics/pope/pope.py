@@ -3,6 +3,7 @@ import re
 from typing import Optional
 
 import datasets
+import numpy as np
 
 import evaluate
 
@@ -154,10 +155,23 @@ class Pope(evaluate.Metric):
         super().add_batch(predictions=predictions, references=references, **kwargs)
 
     def _compute(self, predictions, references, groups=None):
+        per_item, fixed = self._prepare(predictions, references, groups)
+        return self._compute_prepared(**per_item, **fixed)
+
+    def _prepare(self, predictions, references, groups=None):
+        """Checks and reads the answers once: per item the reference, the authors' reading and ours (None: neither),
+        as arrays a bootstrap resamples (`groups` a dict of them)."""
         groups = _check_groups(groups, len(predictions))
-        references = [label.strip().lower() for label in references]
-        answers = [official_answer(text) for text in predictions]
-        parsed = [parse_pope(text) for text in predictions]
+        per_item = {"references": np.array([label.strip().lower() for label in references], dtype=object),
+                    "answers": np.array([official_answer(text) for text in predictions], dtype=object),
+                    "parsed": np.array([parse_pope(text) for text in predictions], dtype=object),
+                    "groups": {column: np.array(values, dtype=object) for column, values in groups.items()}}
+        return per_item, {}
+
+    @staticmethod
+    def _compute_prepared(references, answers, parsed, groups):
+        """evaluate.py's numbers from the readings, overall and per group value."""
+        references, answers, parsed = list(references), list(answers), list(parsed)
         result = _summary(references, answers, parsed)
         del result["n"]
         result["unparsed_indices"] = [i for i, answer in enumerate(parsed) if answer is None]
