@@ -159,7 +159,9 @@ def run_program_batch(target: ChatModel, helpers: Mapping[str, ChatModel], items
     for state in states:
         try:
             if any(step.media for step in program.steps):
-                state.media, state.record["media"] = media_parts(task, state.item.row, state.item.dataset_dir, options)
+                item = state.item
+                state.media, state.record["media"] = media_parts(task, item.row, item.dataset_dir, options,
+                                                                 item.perturbation)
         except MediaError as err:
             state.record["error"] = error_entry("media", err)
             continue

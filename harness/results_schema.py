@@ -14,7 +14,9 @@ Layout (all keys always present; lm-eval's `results` / `config` / `n-samples` sp
   GroupResult with the same counts and metrics); `version` (the task's, bumped when its prompt or scoring
   change), `stderr_method` and `higher_is_better` (metric -> true, false, or null where neither direction
   is better); `task_args`: the task's program and metric args as the run set them (`--task-args`; empty
-  for tasks that take none); `dataset`: the data the task read, `{"id": Hub dataset repo or null, "revision":
+  for tasks that take none); `answer_probs`: with `--answer-probs`, the answer words' mean first-token
+  probabilities per perturbation level, group and reference answer, with intervals (harness/answer_probs.py; empty
+  otherwise); `dataset`: the data the task read, `{"id": Hub dataset repo or null, "revision":
   Hub commit sha or "sha256:<hex>" (a local folder's content fingerprint)}` (harness/dataset_source.py).
 - `model`: adapter name, model args, fingerprint.
 - `run`: options that shaped the run, process count and torch threads per process (CPU outputs are
@@ -67,6 +69,7 @@ class TaskResult(GroupResult):
     higher_is_better: dict[str, bool | None] = field(default_factory=dict)
     task_args: dict[str, Any] = field(default_factory=dict)
     dataset: dict[str, Any] = field(default_factory=dict)
+    answer_probs: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
