@@ -40,7 +40,7 @@ from hallubench.harness.options import AUTO, AUTO_MAX_BATCH, RunOptions
 from hallubench.errors import ConfigError, MixedRunFolderError, RunInterrupted
 from hallubench.harness.plot import PLOT, plot_results
 from hallubench.harness.probes_plot import PROBES_PLOT, plot_probes
-from hallubench.harness.plan import WorkItem, check_probes, check_task_args, plan, read_rows
+from hallubench.harness.plan import WorkItem, check_probes, check_task_args, plan, read_rows, task_arguments
 from hallubench.harness.program import StepJournal, check_steps_accept, role_models, run_program_batch
 from hallubench.harness.results_schema import ModelInfo, Results, RunInfo
 from hallubench.harness.scoring import without_media, score_task
@@ -309,7 +309,8 @@ def _run_locked(options: RunOptions, accelerator, tasks: list[Task], started: st
         for task in tasks:
             check_model_accepts(task, options.modality, model.name, model.accepts)
             if task.program:
-                check_steps_accept(task, options.modality, roles[task.name])
+                check_steps_accept(task, options.modality, roles[task.name],
+                                   task_arguments(task, options.task_args)[0])
         fingerprints = {name: {role: m and m.fingerprint for role, m in models.items()} for name, models in roles.items()}
         items, totals = plan(tasks, task_rows, options, model.fingerprint, fingerprints)
     run_dir = options.output_dir
