@@ -152,9 +152,11 @@ def plan(tasks: list[Task], task_rows: Mapping[str, TaskRows], options: RunOptio
         # Keys of runs without these options stay as they were, so their folders still resume.
         probes = (("answer_probs", words),) if words else ()
         for row in rows:
+            row_id = str(row["id"])
             for level in ladder(options.perturb) or [None]:
-                perturbation = Perturbation(*level, perturbation_seed(options.seed, task.name, str(row["id"]), *level)) \
-                    if level else None
+                perturbation = None
+                if level:
+                    perturbation = Perturbation(*level, perturbation_seed(options.seed, task.name, row_id, *level))
                 item = WorkItem(task, row, folder, "", 0, main, extra, args, perturbation, words)
                 key = stable_hash(task.name, item.id, task.prompt(row), fingerprint, settings, options.media_options(),
                                   options.seed, *program, *probes)[:32]

@@ -19,7 +19,7 @@ from hallubench.harness.data import load_rows
 from hallubench.harness.media import media_parts
 from hallubench.harness.options import RunOptions
 from hallubench.harness.perturb import Perturbation, add_noise, parse_perturb
-from hallubench.models.protocol import AudioPart, TextPart, VideoPart
+from hallubench.models.protocol import AudioPart, VideoPart
 
 TASK = "cmm_audio_visual"  # the mini CMM's probes with both video and audio
 LADDERS = ("--perturb", "video_blur=0,8", "--perturb", "audio_snr=inf,-10")
@@ -118,7 +118,8 @@ def test_each_level_blurs_the_frames_or_adds_noise_to_the_soundtrack(mini_datase
         return {type(p): p for p in media_parts(task, row, folder, options, perturbation)[0]}
 
     clean, blurred = parts(None), parts(Perturbation("video_blur", "8", 1))
-    expected = [np.asarray(Image.fromarray(f).filter(ImageFilter.GaussianBlur(radius=8))) for f in clean[VideoPart].frames]
+    expected = [np.asarray(Image.fromarray(frame).filter(ImageFilter.GaussianBlur(radius=8)))
+                for frame in clean[VideoPart].frames]
     assert np.array_equal(blurred[VideoPart].frames, np.stack(expected))
     assert not np.array_equal(blurred[VideoPart].frames, clean[VideoPart].frames)
     assert np.array_equal(blurred[AudioPart].samples, clean[AudioPart].samples)
