@@ -208,3 +208,28 @@ def test_tiny_checkpoint_records_first_token_probabilities_per_level(tiny_checkp
         assert 0 < p_yes and 0 < p_no and p_yes + p_no <= 1
     assert _result(out)["answer_probs"]["levels"] == ["video_blur=0", "video_blur=16"]
     assert (out / "probes.png").exists() and (out / "results.png").exists()
+
+
+def test_openai_compatible_answer_probs_sum_the_variants_among_the_top_20(monkeypatch):
+    import httpx
+
+    from hallubench.harness.generate import answer_probs
+    from hallubench.models.protocol import Message, TextPart
+
+    monkeypatch.setenv("PROBE_KEY", "sk-probe")
+    sent = []
+
+    def server(request):
+        sent.append(json.loads(request.content))
+        top = [{"token": "Yes", "logprob": math.log(0.5)}, {"token": " yes", "logprob": math.log(0.1)},
+               {"token": "No", "logprob": math.log(0.3)}, {"token": "Maybe", "logprob": math.log(0.05)}]
+        choice = {"index": 0, "message": {"role": "assistant", "content": "Yes"},
+                  "logprobs": {"content": [{"token": "Yes", "top_logprobs": top}]}}
+        return httpx.Response(200, json={"choices": [choice]})
+
+    model = models.get_model("openai", model="m", base_url="http://test.invalid/v1", api_key_env="PROBE_KEY",
+                             transport=httpx.MockTransport(server))
+    conversation = [Message("user", [TextPart("Is there a dog? Answer with yes or no.")])]
+    [probs] = answer_probs(model, [conversation], ("yes", "no"))
+    assert probs == {"yes": pytest.approx(0.6), "no": pytest.approx(0.3)}
+    assert (sent[0]["max_tokens"], sent[0]["logprobs"], sent[0]["top_logprobs"]) == (1, True, 20)
