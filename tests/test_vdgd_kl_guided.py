@@ -109,23 +109,36 @@ def _run(data, out, model, *extra):
                  str(data), "--output-dir", str(out), "--limit", "2", "--gen-kwargs", "max_new_tokens=4", *extra])
 
 
-def test_cchall_vdgd_kl_guided_runs_end_to_end_and_resumes(tiny_checkpoint, mini_datasets, tmp_path, monkeypatch):
+class Killed(BaseException):
+    """Stands in for kill -9: nothing in the harness catches it."""
+
+
+def _die(*args, **kwargs):
+    raise Killed()
+
+
+def test_cchall_vdgd_kl_guided_runs_end_to_end_and_resumes_after_a_kill(tiny_checkpoint, mini_datasets, tmp_path,
+                                                                        monkeypatch):
     model = ("hf", f"pretrained={tiny_checkpoint('qwen2_vl')},dtype=float32")
     out = tmp_path / "run"
-    assert _run(mini_datasets, out, model, "--task-args", "decoding=kl_guided") == 0
+    # one batch of both items: killed in the first guided answer, after both descriptions were journalled
+    with monkeypatch.context() as patch:
+        patch.setattr(HFChatModel, "generate_kl_guided", _die)
+        with pytest.raises(Killed):
+            _run(mini_datasets, out, model, "--task-args", "decoding=kl_guided", "--batch-size", "2")
+    assert {entry["step"] for entry in store.read_store(out, store.STEPS).records.values()} == {"describe"}
+    assert not (out / "samples.jsonl").exists()
+    with monkeypatch.context() as patch:  # the rerun describes nothing again and decodes the answers guided
+        patch.setattr(HFChatModel, "generate", lambda *a, **k: pytest.fail("described again"))
+        assert _run(mini_datasets, out, model, "--task-args", "decoding=kl_guided", "--batch-size", "2") == 0
     records, _ = store.read_jsonl(out / "samples.jsonl")
     assert len(records) == 2 and all(r["error"] is None for r in records)
     journal = store.read_store(out, store.STEPS).records.values()
     answers = [entry for entry in journal if entry["step"] == "answer"]
     assert len(answers) == 2 and all(entry["decoding"] == {"kl_guided": "describe"} for entry in answers)
+    assert all(r["outputs"] == r["steps"]["answer"]["outputs"][0] for r in records)
     result = json.loads((out / "results.json").read_text())["tasks"]["cchall_vdgd"]
     assert result["task_args"]["decoding"] == "kl_guided" and result["n_scored"] + result["n_unparsed"] == 2
-    # a rerun finds every step in the journal: the model decodes nothing again
-    monkeypatch.setattr(HFChatModel, "generate_kl_guided", lambda *a, **k: pytest.fail("decoded again"))
-    monkeypatch.setattr(HFChatModel, "generate", lambda *a, **k: pytest.fail("generated again"))
-    (out / "results.json").unlink()
-    assert _run(mini_datasets, out, model, "--task-args", "decoding=kl_guided") == 0
-    assert (out / "results.json").exists()
 
 
 def test_kl_guided_decoding_is_refused_for_an_adapter_without_logits(mini_datasets, tmp_path, capsys, monkeypatch):
