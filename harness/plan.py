@@ -141,7 +141,8 @@ def plan(tasks: list[Task], task_rows: Mapping[str, TaskRows], options: RunOptio
     totals: dict[str, int] = {}
     for task in tasks:
         read = task_rows[task.name]
-        folder, rows, totals[task.name] = read.folder, read.rows, read.total
+        folder, rows = read.folder, read.rows
+        totals[task.name] = read.total * max(1, len(ladder(options.perturb)))  # one sample per item and level
         main, extra = effective_settings(task, options)
         settings = (dataclasses.asdict(main), extra and dataclasses.asdict(extra))
         args = task_arguments(task, options.task_args)[0]

@@ -4,7 +4,8 @@ Layout (all keys always present; lm-eval's `results` / `config` / `n-samples` sp
 - `version`: schema version (int).
 - `tasks`: task name -> TaskResult: dataset (benchmark, config, split), prompt source, parser, metric
   (or `scored_by` when scored across runs), effective generation settings, counts (`n_total` in the
-  split less the rows the task excludes, `n_selected` after --limit, `n_errors` model/media errors,
+  split less the rows the task excludes, times the levels of a `--perturb` run (one sample per item and
+  level), `n_selected` after --limit, `n_errors` model/media errors,
   `n_unparsed` outputs the parser could not read, `n_scored`, `n_without_media` rows left out because
   `--modality` removes the medium they are asked about; `n_unreadable` answered items scored on output that
   could not be read (the unparsed ones, and for SAC3 those with a judge string counted inconsistent unread),

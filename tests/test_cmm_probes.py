@@ -149,8 +149,11 @@ def test_one_record_per_item_and_level_with_its_level_seed_and_probabilities(ref
     assert all(a < b for a, b in zip(by_level["audio_snr=inf"], by_level["audio_snr=-10"]))
 
 
-def test_results_hold_probabilities_per_level_and_sub_category_with_intervals_and_the_chart(reference):
+def test_results_hold_probabilities_per_level_and_sub_category_with_intervals_and_the_chart(reference, mini_datasets):
     result = _result(reference)
+    task = get_task(TASK)
+    rows = [row for row in load_rows(mini_datasets / task.benchmark, task)[0] if not task.exclude(row)]
+    assert (result["n_selected"], result["n_total"]) == (2 * len(LEVELS), len(rows) * len(LEVELS))  # per level
     probs = result["answer_probs"]
     assert probs["levels"] == LEVELS and probs["words"] == ["yes", "no"] and "bootstrap" in probs["interval"]
     records = _records(reference)
