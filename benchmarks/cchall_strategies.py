@@ -24,9 +24,13 @@ its authors' code, applied to CCHall's task text (`cchall.task_text`: the Direct
   `describe` asks for a detailed description of the image with the authors' prompt, its {inst} being the task text;
   step `answer` sends the Direct prompt with the description before it ("we first describe the image and add it as
   a prefix to the instruction", the paper's abstract). Chosen: the prefix is "Image description: <text>" and a blank
-  line; VDGD's second half, decoding that prefers candidate tokens of low KL divergence to the description's token
-  distributions, needs the model's logits at each step and is not done (CCHall's API models, e.g. GPT-4o, expose
-  none): the answer is decoded greedily. `--task-args description_tokens` (1024, the authors' max_new_tokens).
+  line (the authors' later `vdgd.py` @ f937244 writes "The input image is described as follows: {desc} {question}").
+  VDGD's second half, decoding that prefers candidate tokens of low KL divergence to the description's token
+  distributions, needs the model's logits at each step: `--task-args decoding=kl_guided` decodes the answer so
+  (models/kl_guided.py, after the authors' `vdgd.py`: nucleus candidates, each scored by its least KL to the
+  description's distributions; the hf adapter only); the default `decoding=greedy` decodes it greedily, the variant
+  for API models (CCHall's GPT-4o and Gemini expose no logits at each step). `--task-args description_tokens`
+  (1024, the authors' max_new_tokens).
 - `cchall_hallucimad`, multi-agent debate (Lin et al. 2024; `code/multi_eval_pope_gemini.py`, prompts from
   `code/config-prompt.json`): two debaters, affirmative and negative, and a judge, all the same model at
   temperature 0, `max_round` 3. Round 1: the affirmative answers (`affirmative`), then the negative, told "The other
@@ -78,6 +82,7 @@ DESCRIBE = ("I have been given an image to complete the task described as: {inst
             "like charts, graphs, tables, etc., please describe the table, mention all numbers (if any), mention the "
             "written text, and all other details.")
 DESCRIPTION_PREFIX = "Image description: {description}\n\n"
+VDGD_DECODINGS = ("greedy", "kl_guided")  # the answer step's rule: plain greedy (any adapter) or VDGD's (hf)
 
 # HalluciMAD's prompts (config-prompt.json): player_meta_prompt verbatim, the others with the task's question.
 DEBATER = ("You are a debater. Hello and welcome to the visual question-answering competition, which will be "
@@ -128,6 +133,13 @@ def _sro() -> Program:
     ))
 
 
+def _vdgd_decoding(args: Mapping[str, Any]) -> GenerationSettings:
+    """The answer's settings (greedy, whichever rule picks the token); ValueError for an unknown `decoding`."""
+    if args["decoding"] not in VDGD_DECODINGS:
+        raise ValueError(f"decoding must be one of {', '.join(VDGD_DECODINGS)}; got {args['decoding']!r}")
+    return DIRECT
+
+
 def _vdgd() -> Program:
     def answer(row: Row, done: Done) -> list[str]:
         return [DESCRIPTION_PREFIX.format(description=done.first("describe").strip()) + direct_prompt(row)]
@@ -135,8 +147,9 @@ def _vdgd() -> Program:
     return Program(steps=(
         Step("describe", lambda row, done: [DESCRIBE.format(inst=task_text(row).strip())],
              generation=lambda args: GenerationSettings(max_new_tokens=args["description_tokens"]), media=True),
-        Step("answer", answer, generation=DIRECT, media=True),
-    ), args={"description_tokens": 1024})
+        Step("answer", answer, generation=_vdgd_decoding, media=True,
+             guide=lambda args: "describe" if args["decoding"] == "kl_guided" else None),
+    ), args={"description_tokens": 1024, "decoding": "greedy"})
 
 
 def latest_answers(done: Done) -> list[str]:
@@ -196,7 +209,7 @@ def _hallucimad() -> Program:
 
 
 LIN = "; SRO and HalluciMAD: Lin et al. 2024, arXiv:2407.20505, github.com/LZzz2000/HalluciMAD (code/)"
-GHOSH = "; VDGD: Ghosh et al. 2024, arXiv:2405.15683, github.com/Sreyan88/VDGD (desc_prompt)"
+GHOSH = "; VDGD: Ghosh et al. 2024, arXiv:2405.15683, github.com/Sreyan88/VDGD (desc_prompt; vdgd.py's decoding)"
 
 register_task(cchall_task("cchall_sro", direct_prompt, REASONING, version=1, parser="cchall_final_answer",
                           program=_sro(), source=SOURCE + LIN))

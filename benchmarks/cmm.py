@@ -63,6 +63,7 @@ CMM = Task(
     group=groups,
     source="Leng et al. 2024, arXiv:2410.12787; github.com/DAMO-NLP-SG/CMM",
     demo=True,
+    answer_words=("yes", "no"),  # Figure 2's p("yes" | v, a, x) and p("no" | v, a, x): --answer-probs
 )
 register_task(CMM)
 

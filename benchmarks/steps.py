@@ -62,13 +62,20 @@ class Step:
     `model`: "target" or a helper role the task declares in `Task.helpers`. `generation`: fixed settings, a
     function of the task args, or None for the task's own `generation` (with `--gen-kwargs`); `--gen-kwargs
     max_new_tokens` caps every step. `media`: whether the item's media (the task's MediaSpec under the run's
-    modality options) go with each conversation."""
+    modality options) go with each conversation. `guide`, given the task args, names an earlier step whose first
+    conversation and first output guide this step's decoding (VDGD's KL-guided rule, models/kl_guided.py: the model
+    must be able to, e.g. the hf adapter), or None for plain decoding."""
 
     name: str
     prompts: Callable[[Row, Done], Sequence[Prompt | str]]
     generation: Settings = None
     model: str = "target"
     media: bool = False
+    guide: Callable[[Mapping[str, Any]], str | None] | None = None
+
+    def guided_by(self, args: Mapping[str, Any]) -> str | None:
+        """The step whose output guides this one's decoding under `args`, or None."""
+        return self.guide(args) if self.guide else None
 
     def settings(self, args: Mapping[str, Any], default: GenerationSettings) -> GenerationSettings:
         """The step's generation settings before `--gen-kwargs max_new_tokens` is applied."""

@@ -65,6 +65,8 @@ class Task:
     count without reading it (SAC3: a judge string counted inconsistent); such items count as unparsed in the
     unreadable share results report beside each score.
     `--task-args key=value,...` sets the program's `args` and the keys of `metric_args`.
+    `answer_words` marks a closed-answer task (CMM: "yes", "no"): `--answer-probs` then records the model's
+    probability of each word as its reply's first token beside the generated answer.
     """
 
     name: str
@@ -93,6 +95,7 @@ class Task:
     summarize: Callable[[Mapping[str, Any]], dict[str, Any]] | None = None
     unreadable: Callable[[Any], bool] | None = None
     num_fewshot: int = 0  # worked demonstrations in the prompt (lm-eval's n-shot in results.json)
+    answer_words: tuple[str, ...] | None = None
 
     @property
     def cross_checkable(self) -> bool:

@@ -60,6 +60,13 @@ def register(subparsers: argparse._SubParsersAction, summary: str) -> None:
                    help='a second model for a role a multi-step task uses, e.g. --helper verifier '
                         '"adapter=hf,pretrained=PATH" (adapter: hf, the default, or openai; then as --model-args); '
                         'repeat for more roles')
+    p.add_argument("--perturb", dest="perturb", action="append", metavar="KIND=L1,L2,...",
+                   help="graded perturbation ladder (CMM Figure 2): every item once per level, e.g. "
+                        "video_blur=0,2,4,8,16 (Gaussian blur sigma on the frames), image_blur=..., "
+                        "audio_snr=inf,20,10,0,-10 (white noise, dB); repeat for more ladders; results per level")
+    p.add_argument("--answer-probs", "--answer_probs", dest="answer_probs", action="store_true",
+                   help='yes/no tasks: also record P("yes") and P("no") of the reply\'s first token (one forward pass; '
+                        "hf: next-token softmax over the words' token variants, openai: top-20 logprobs)")
     p.add_argument("--from-outputs", "--from_outputs", dest="from_outputs", type=Path,
                    help="re-score this run folder's saved outputs without loading the model")
     add_push_argument(p, "then publish the run folder to this Hub dataset repo (as `hallubench publish RUN_DIR --repo "

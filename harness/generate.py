@@ -45,6 +45,17 @@ def outputs_of(model: ChatModel, conversations: list, settings: GenerationSettin
             for conv, seed, out in zip(conversations, seeds, answered)]
 
 
+def groups_of(item: WorkItem) -> str | tuple[str, ...] | None:
+    """The record's groups: the task's, and with a perturbation the level itself first and each of the task's
+    groups within it ("video_blur=4 / visual-language"), so results hold every score per level."""
+    groups = item.task.group(item.row) if item.task.group else None
+    if item.perturbation is None:
+        return groups
+    label = item.perturbation.label
+    within = () if groups is None else (groups,) if isinstance(groups, str) else tuple(groups)
+    return (label, *(f"{label} / {group}" for group in within))
+
+
 def base_record(item: WorkItem, model: ChatModel | None) -> dict[str, Any]:
     """The record of `item` before generation (`model` None: its name and fingerprint are filled in later)."""
     task = item.task
@@ -55,8 +66,9 @@ def base_record(item: WorkItem, model: ChatModel | None) -> dict[str, Any]:
         sample_generation=item.sample_generation and dataclasses.asdict(item.sample_generation),
         prompt=task.prompt(item.row),
         reference=task.reference(item.row) if task.reference else None,
-        group=task.group(item.row) if task.group else None,
+        group=groups_of(item),
         metric_inputs=task.metric_inputs(item.row) if task.metric_inputs else None,
+        perturbation=item.perturbation and item.perturbation.to_dict(),
     ).to_dict()
 
 
@@ -71,13 +83,28 @@ def _generate(model: ChatModel, items: list[WorkItem], convs: list, records: lis
         more = outputs_of(model, [convs[i] for i in answered], extra, [(seeds[i] + 1) & 0x7FFFFFFF for i in answered])
         for i, out in zip(answered, more):
             samples[i] = out
-    for record, out, more in zip(records, outputs, samples):
-        failed = next((x for x in (out, more) if isinstance(x, GenerationError)), None)
+    words = items[0].answer_words
+    probs = answer_probs(model, [convs[i] for i in answered], words) if words and answered else []
+    probs_of = dict(zip(answered, probs))
+    for i, (record, out, more) in enumerate(zip(records, outputs, samples)):
+        failed = next((x for x in (out, more, probs_of.get(i)) if isinstance(x, GenerationError)), None)
         if failed is not None:
             record["error"] = error_entry("generation", failed)
         else:
             record.update(outputs=out, samples=more)
             record["parsed"] = parse_record(items[0].task, record)
+            if words:
+                record["answer_probs"] = probs_of[i]
+
+
+def answer_probs(model: ChatModel, convs: list, words: tuple[str, ...]) -> list[dict[str, float] | GenerationError]:
+    """Per conversation, each answer word's probability as the reply's first token (the adapter's
+    `next_token_probs`: one forward pass, the word's token variants summed), or the GenerationError that stopped it
+    (the sample is then an error and runs again)."""
+    try:
+        return [dict(zip(words, values)) for values in model.next_token_probs(convs, list(words))]
+    except (GenerationError, ValueError) as err:
+        return [GenerationError(f"answer probabilities: {err}")] * len(convs)
 
 
 @dataclasses.dataclass
@@ -98,7 +125,7 @@ def prepare_batch(items: list[WorkItem], options: RunOptions) -> PreparedBatch:
     ready, convs = [], []
     for index, (item, record) in enumerate(zip(items, records)):
         try:
-            conv, record["media"] = prepare(item.task, item.row, item.dataset_dir, options)
+            conv, record["media"] = prepare(item.task, item.row, item.dataset_dir, options, item.perturbation)
         except MediaError as err:
             record["error"] = error_entry("media", err)
             continue

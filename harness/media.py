@@ -15,6 +15,7 @@ from PIL import Image
 
 from hallubench.benchmarks.task import MediaSpec, Row, Task
 from hallubench.harness.options import RunOptions
+from hallubench.harness.perturb import Perturbation, perturb
 from hallubench.errors import ConfigError, MediaOutsideDatasetError
 from hallubench.loaders import MediaError, load_audio, load_image, load_video
 from hallubench.models.protocol import AudioPart, ImagePart, Message, Part, TextPart, VideoPart
@@ -131,9 +132,10 @@ def _image(path: Path, blank: bool) -> tuple[ImagePart, dict[str, Any]]:
     return ImagePart(image=image), {"size": [image.width, image.height], "blank": blank}
 
 
-def media_parts(task: Task, row: Row, dataset_dir: Path, options: RunOptions) -> tuple[list[Part], dict[str, Any]]:
-    """The media parts the model sees for `row` and a JSON-able record of them; MediumRemovedError when the
-    run's modality removes what the row is asked about."""
+def media_parts(task: Task, row: Row, dataset_dir: Path, options: RunOptions,
+                perturbation: Perturbation | None = None) -> tuple[list[Part], dict[str, Any]]:
+    """The media parts the model sees for `row` (with the sample's `perturbation` applied) and a JSON-able record
+    of them; MediumRemovedError when the run's modality removes what the row is asked about."""
     spec, modality = task.media, options.modality
     check_row_media(task, row, modality)
     parts: list[Part] = []
@@ -156,10 +158,11 @@ def media_parts(task: Task, row: Row, dataset_dir: Path, options: RunOptions) ->
         part, seen["image"] = _image(path, blank=modality == "blank")
         seen["image"]["path"] = row[spec.image]
         parts.append(part)
-    return parts, seen
+    return perturb(parts, perturbation), seen
 
 
-def prepare(task: Task, row: Row, dataset_dir: Path, options: RunOptions) -> tuple[list[Message], dict[str, Any]]:
+def prepare(task: Task, row: Row, dataset_dir: Path, options: RunOptions,
+            perturbation: Perturbation | None = None) -> tuple[list[Message], dict[str, Any]]:
     """The conversation for `row` and a JSON-able record of the media it contains."""
-    parts, seen = media_parts(task, row, dataset_dir, options)
+    parts, seen = media_parts(task, row, dataset_dir, options, perturbation)
     return [Message(role="user", content=[*parts, TextPart(task.prompt(row))])], seen

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 from hallubench.errors import ConfigError
 from hallubench.models.configs import AUTO, AUTO_MAX_BATCH
+from hallubench.harness.perturb import parse_perturb
 from hallubench.models.protocol import DTYPES, GenerationSettings
 
 
@@ -197,6 +198,8 @@ class RunOptions:
     dtype: str | None = None
     task_args: dict[str, Any] = field(default_factory=dict)  # multi-step programs' args and metric_args overrides
     helpers: dict[str, dict[str, Any]] = field(default_factory=dict)  # role -> adapter args (adapter=hf|openai, ...)
+    perturb: dict[str, list[str]] = field(default_factory=dict)  # kind -> levels (harness/perturb.py): one run per ladder
+    answer_probs: bool = False  # yes/no tasks: record P(yes), P(no) of the reply's first token beside each answer
 
     def __post_init__(self) -> None:
         if self.dtype is not None and self.dtype not in DTYPES:
@@ -217,6 +220,7 @@ class RunOptions:
             raise ConfigError(f"--num-samples must be >= 0; got {self.num_samples}")
         check_gen_kwargs(self.gen_kwargs)
         self.helpers = check_helpers(self.helpers)
+        self.perturb = parse_perturb(self.perturb)
         self.output_dir = Path(self.output_dir) if self.output_dir is not None else \
             default_output_dir(self.model, self.model_args, self.tasks)
         self.data_dir = str(self.data_dir) if self.data_dir is not None else None

@@ -16,6 +16,8 @@ from hallubench.benchmarks.task import Task
 from hallubench.errors import ConfigError
 from hallubench.harness.data import dataset_dir, load_rows
 from hallubench.harness.options import RunOptions, apply_gen_kwargs
+from hallubench.harness.media import sent_kinds
+from hallubench.harness.perturb import KINDS, Perturbation, ladder, perturbation_seed
 from hallubench.harness.row_checks import check_rows
 from hallubench.harness.sharding import sample_seed, stable_hash
 from hallubench.models.protocol import GenerationSettings
@@ -31,10 +33,14 @@ class WorkItem:
     generation: GenerationSettings
     sample_generation: GenerationSettings | None
     args: Mapping[str, Any] = field(default_factory=dict)  # a multi-step task's program args
+    perturbation: Perturbation | None = None  # the level of a --perturb ladder this sample is shown
+    answer_words: tuple[str, ...] = ()  # --answer-probs: the words whose first-token probabilities are recorded
 
     @property
     def id(self) -> str:
-        return str(self.row["id"])
+        """The row's id; with a perturbation, `id@kind=level` (one sample per level of the ladder)."""
+        row_id = str(self.row["id"])
+        return f"{row_id}@{self.perturbation.label}" if self.perturbation else row_id
 
 
 def effective_settings(task: Task, options: RunOptions) -> tuple[GenerationSettings, GenerationSettings | None]:
@@ -69,6 +75,19 @@ def task_arguments(task: Task, given: Mapping[str, Any]) -> tuple[dict[str, Any]
             if key in values:
                 values[key] = _typed_like(values[key], value, f"--task-args {key} (task {task.name})")
     return program, metric
+
+
+def check_probes(tasks: list[Task], options: RunOptions) -> None:
+    """ConfigError for `--answer-probs` on a task without closed answer words or with several steps, and for a
+    `--perturb` ladder of a medium a task does not show under the run's modality."""
+    for task in tasks:
+        if options.answer_probs and (task.answer_words is None or task.program is not None):
+            raise ConfigError(f"--answer-probs: task {task.name!r} is not a one-step yes/no task (tasks with answer "
+                              "words, e.g. cmm, take it)")
+        for kind in options.perturb:
+            if KINDS[kind] not in sent_kinds(task, options.modality):
+                raise ConfigError(f"--perturb {kind}: task {task.name!r} shows no {KINDS[kind]} under --modality "
+                                  f"{options.modality}")
 
 
 def check_task_args(tasks: list[Task], given: Mapping[str, Any]) -> None:
@@ -122,18 +141,26 @@ def plan(tasks: list[Task], task_rows: Mapping[str, TaskRows], options: RunOptio
     totals: dict[str, int] = {}
     for task in tasks:
         read = task_rows[task.name]
-        folder, rows, totals[task.name] = read.folder, read.rows, read.total
+        folder, rows = read.folder, read.rows
+        totals[task.name] = read.total * max(1, len(ladder(options.perturb)))  # one sample per item and level
         main, extra = effective_settings(task, options)
         settings = (dataclasses.asdict(main), extra and dataclasses.asdict(extra))
         args = task_arguments(task, options.task_args)[0]
         # One-step keys stay as they were, so run folders made before multi-step tasks existed still resume.
         program = () if task.program is None else \
             (task.version, args, dict((role_fingerprints or {}).get(task.name, {})))
+        words = tuple(task.answer_words or ()) if options.answer_probs else ()
+        # Keys of runs without these options stay as they were, so their folders still resume.
+        probes = (("answer_probs", words),) if words else ()
         for row in rows:
-            sid = str(row["id"])
-            key = stable_hash(task.name, sid, task.prompt(row), fingerprint, settings, options.media_options(),
-                              options.seed, *program)[:32]
-            items.append(WorkItem(task, row, folder, key, sample_seed(options.seed, task.name, sid), main, extra,
-                                  args))
+            row_id = str(row["id"])
+            for level in ladder(options.perturb) or [None]:
+                perturbation = None
+                if level:
+                    perturbation = Perturbation(*level, perturbation_seed(options.seed, task.name, row_id, *level))
+                item = WorkItem(task, row, folder, "", 0, main, extra, args, perturbation, words)
+                key = stable_hash(task.name, item.id, task.prompt(row), fingerprint, settings, options.media_options(),
+                                  options.seed, *program, *probes)[:32]
+                items.append(dataclasses.replace(item, key=key, seed=sample_seed(options.seed, task.name, item.id)))
     items.sort(key=lambda item: (item.task.name, item.id))
     return items, totals

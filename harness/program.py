@@ -31,7 +31,8 @@ from hallubench.harness.records import SCHEMA_VERSION
 from hallubench.harness.scoring import parse_record
 from hallubench.harness.sharding import stable_hash
 from hallubench.loaders import MediaError
-from hallubench.models.protocol import ChatModel, GenerationError, Message, Part, TextPart
+from hallubench.errors import ConfigError
+from hallubench.models.protocol import ChatModel, GenerationError, KLGuidedDecoder, Message, Part, TextPart
 
 
 def role_models(task: Task, target: ChatModel, helpers: Mapping[str, ChatModel]) -> dict[str, ChatModel | None]:
@@ -42,12 +43,18 @@ def role_models(task: Task, target: ChatModel, helpers: Mapping[str, ChatModel])
     return models
 
 
-def check_steps_accept(task: Task, modality: str, models: Mapping[str, ChatModel | None]) -> None:
-    """ConfigError, before any sample runs, when a step sends media its model takes no input of."""
+def check_steps_accept(task: Task, modality: str, models: Mapping[str, ChatModel | None],
+                       args: Mapping[str, Any]) -> None:
+    """ConfigError, before any sample runs, when a step sends media its model takes no input of, or asks (under the
+    program `args`) for guided decoding its model cannot do."""
     for step in task.program.steps:
         model = models[step.model]
         if step.media and model is not None:
             check_model_accepts(task, modality, f"{model.name} ({step.model}, step {step.name!r})", model.accepts)
+        if step.guided_by(args) and model is not None and not isinstance(model, KLGuidedDecoder):
+            raise ConfigError(f"task {task.name!r} step {step.name!r} decodes KL-guided (it needs the model's logits "
+                              f"at each step), which {model.name} cannot; use the hf adapter, or the task's default "
+                              "decoding")
 
 
 class StepJournal:
@@ -122,6 +129,8 @@ def _run_step(step: Step, model: ChatModel, going: list[_Item], options: RunOpti
         entry = {"task": item.task.name, "id": item.id, "step": step.name, "model": step.model,
                  "model_fingerprint": model.fingerprint, "generation": dataclasses.asdict(settings),
                  "prompts": [dataclasses.asdict(p) for p in prompts]}
+        if step.guided_by(item.args):  # keys of plainly decoded steps stay as they were
+            entry["decoding"] = {"kl_guided": step.guided_by(item.args)}
         entry["key"] = stable_hash(entry, seeds, options.media_options() if step.media else None)[:32]
         stored = journal.done.get(entry["key"])
         if stored is not None:
@@ -134,7 +143,12 @@ def _run_step(step: Step, model: ChatModel, going: list[_Item], options: RunOpti
         return
     settings = _settings(step, pending[0][0].item, options)
     convs = [conversation(p, state.media if step.media else []) for state, prompts, _, _ in pending for p in prompts]
-    outputs = outputs_of(model, convs, settings, [seed for *_, seeds in pending for seed in seeds])
+    guide = step.guided_by(pending[0][0].item.args)
+    if guide:
+        guides = [_guide(state, guide, step.media) for state, prompts, _, _ in pending for _ in prompts]
+        outputs = guided_outputs(model, convs, guides, settings)
+    else:
+        outputs = outputs_of(model, convs, settings, [seed for *_, seeds in pending for seed in seeds])
     start = 0
     for state, prompts, entry, _ in pending:
         mine, start = outputs[start:start + len(prompts)], start + len(prompts)
@@ -145,6 +159,23 @@ def _run_step(step: Step, model: ChatModel, going: list[_Item], options: RunOpti
             continue
         journal.add({**entry, "outputs": mine, "schema": SCHEMA_VERSION})
         state.finish(step, prompts, entry, mine)
+
+
+def _guide(state: _Item, step: str, media: bool) -> tuple[list[Message], str]:
+    """The guiding step's first conversation (with the item's media when the guided step sends them) and its first
+    output (VDGD: the description prompt and the description)."""
+    return conversation(state.prompts[step][0], state.media if media else []), state.outputs[step][0][0]
+
+
+def guided_outputs(model: KLGuidedDecoder, convs: list, guides: list, settings) -> list[list[str] | GenerationError]:
+    """Each conversation's outputs under its guide, or the GenerationError it raised alone."""
+    outcomes: list[list[str] | GenerationError] = []
+    for conv, guide in zip(convs, guides):
+        try:
+            outcomes.extend(model.generate_kl_guided([conv], [guide], settings))
+        except GenerationError as err:
+            outcomes.append(err)
+    return outcomes
 
 
 def run_program_batch(target: ChatModel, helpers: Mapping[str, ChatModel], items: list[WorkItem],
@@ -159,7 +190,9 @@ def run_program_batch(target: ChatModel, helpers: Mapping[str, ChatModel], items
     for state in states:
         try:
             if any(step.media for step in program.steps):
-                state.media, state.record["media"] = media_parts(task, state.item.row, state.item.dataset_dir, options)
+                item = state.item
+                state.media, state.record["media"] = media_parts(task, item.row, item.dataset_dir, options,
+                                                                 item.perturbation)
         except MediaError as err:
             state.record["error"] = error_entry("media", err)
             continue

@@ -12,8 +12,8 @@ from typing import Any
 
 from hallubench.errors import CorruptRecordError
 
-# 3: `steps` (multi-step tasks); 2: the `schema` field itself; 1: records without it (same keys otherwise)
-SCHEMA_VERSION = 3
+# 4: `perturbation` and `answer_probs` (both null unless the run asks for them); 3: `steps` (multi-step tasks); 2: the `schema` field itself; 1: records without it (same keys otherwise)
+SCHEMA_VERSION = 4
 
 
 @dataclass
@@ -28,7 +28,11 @@ class SampleRecord:
     counts (None: unparseable); error: null or {type: "media"|"generation", class, message}, outputs then
     empty; time_s: this sample's share of its batch's wall time. steps (multi-step tasks, else null): step name ->
     {key, model (role), model_fingerprint, generation, prompts [{text, history}], outputs (one list per prompt)};
-    `outputs` are then those of the program's answer step and `parsed` the task parser's reading of the record."""
+    `outputs` are then those of the program's answer step and `parsed` the task parser's reading of the record.
+    perturbation (a `--perturb` run, else null): {kind, level, seed, label} of the degraded medium it saw (`id` is
+    then `<row id>@<label>` and each `group` is prefixed `<label> / `, with `<label>` itself first); answer_probs
+    (`--answer-probs`, else null): each answer word -> the probability of the reply's first token being it, from one
+    forward pass on the same conversation (harness/answer_probs.py)."""
 
     key: str
     task: str
@@ -49,6 +53,8 @@ class SampleRecord:
     error: dict[str, str] | None = None
     time_s: float | None = None
     steps: dict[str, dict[str, Any]] | None = None
+    perturbation: dict[str, Any] | None = None
+    answer_probs: dict[str, float] | None = None
     schema: int = SCHEMA_VERSION
 
     def to_dict(self) -> dict[str, Any]:

@@ -4,7 +4,8 @@ Layout (all keys always present; lm-eval's `results` / `config` / `n-samples` sp
 - `version`: schema version (int).
 - `tasks`: task name -> TaskResult: dataset (benchmark, config, split), prompt source, parser, metric
   (or `scored_by` when scored across runs), effective generation settings, counts (`n_total` in the
-  split less the rows the task excludes, `n_selected` after --limit, `n_errors` model/media errors,
+  split less the rows the task excludes, times the levels of a `--perturb` run (one sample per item and
+  level), `n_selected` after --limit, `n_errors` model/media errors,
   `n_unparsed` outputs the parser could not read, `n_scored`, `n_without_media` rows left out because
   `--modality` removes the medium they are asked about; `n_unreadable` answered items scored on output that
   could not be read (the unparsed ones, and for SAC3 those with a judge string counted inconsistent unread),
@@ -14,7 +15,9 @@ Layout (all keys always present; lm-eval's `results` / `config` / `n-samples` sp
   GroupResult with the same counts and metrics); `version` (the task's, bumped when its prompt or scoring
   change), `stderr_method` and `higher_is_better` (metric -> true, false, or null where neither direction
   is better); `task_args`: the task's program and metric args as the run set them (`--task-args`; empty
-  for tasks that take none); `dataset`: the data the task read, `{"id": Hub dataset repo or null, "revision":
+  for tasks that take none); `answer_probs`: with `--answer-probs`, the answer words' mean first-token
+  probabilities per perturbation level, group and reference answer, with intervals (harness/answer_probs.py; empty
+  otherwise); `dataset`: the data the task read, `{"id": Hub dataset repo or null, "revision":
   Hub commit sha or "sha256:<hex>" (a local folder's content fingerprint)}` (harness/dataset_source.py).
 - `model`: adapter name, model args, fingerprint.
 - `run`: options that shaped the run, process count and torch threads per process (CPU outputs are
@@ -67,6 +70,7 @@ class TaskResult(GroupResult):
     higher_is_better: dict[str, bool | None] = field(default_factory=dict)
     task_args: dict[str, Any] = field(default_factory=dict)
     dataset: dict[str, Any] = field(default_factory=dict)
+    answer_probs: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass

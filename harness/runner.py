@@ -39,12 +39,14 @@ from hallubench.harness.media import check_model_accepts, check_modality
 from hallubench.harness.options import AUTO, AUTO_MAX_BATCH, RunOptions
 from hallubench.errors import ConfigError, MixedRunFolderError, RunInterrupted
 from hallubench.harness.plot import PLOT, plot_results
-from hallubench.harness.plan import WorkItem, check_task_args, plan, read_rows
+from hallubench.harness.plan import WorkItem, check_probes, check_task_args, plan, read_rows, task_arguments
 from hallubench.harness.prefetch import BackgroundWrites, prefetched
+from hallubench.harness.probes_plot import PROBES_PLOT, plot_probes
 from hallubench.harness.program import StepJournal, check_steps_accept, role_models, run_program_batch
 from hallubench.harness.results_schema import ModelInfo, Results, RunInfo
 from hallubench.harness.scoring import without_media, score_task
 from hallubench.harness.sharding import shard
+from hallubench.models.protocol import NextTokenScorer
 from hallubench.models.redact import redact, redact_values
 
 RESULTS = "results.json"
@@ -198,11 +200,12 @@ def check_one_model(run_dir: Path, contents: store.StoreContents, model) -> None
 
 def write_results(results: Results, out_dir: Path) -> Path:
     """results.json (with its lm-eval view, harness/lm_eval_block.py) written atomically, then its chart
-    (results.png) beside it."""
+    (results.png) beside it, and with answer probabilities the chart of them by perturbation level (probes.png)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     text = json.dumps({**results.to_dict(), **lm_eval_block(results)}, indent=2, ensure_ascii=False) + "\n"
     write_atomically(out_dir / RESULTS, lambda tmp: tmp.write_text(text, encoding="utf-8"))
     write_atomically(out_dir / PLOT, lambda tmp: plot_results(results, tmp))
+    write_atomically(out_dir / PROBES_PLOT, lambda tmp: plot_probes(results, tmp))
     return out_dir / RESULTS
 
 
@@ -227,6 +230,7 @@ def run(options: RunOptions) -> Results | None:
     for task in tasks:
         check_modality(task, options.modality)
     check_task_args(tasks, options.task_args)
+    check_probes(tasks, options)
     check_helper_roles(tasks, options.helpers)
     require_data_dir(options.data_dir)  # before any process waits on another
     accelerator = Accelerator()
@@ -301,10 +305,13 @@ def _run_locked(options: RunOptions, accelerator, tasks: list[Task], started: st
         model = load_model(options, str(accelerator.device))
         helpers = _load_helpers(options, str(accelerator.device))
         roles = {task.name: role_models(task, model, helpers) for task in tasks if task.program}
+        if options.answer_probs and not isinstance(model, NextTokenScorer):
+            raise ConfigError(f"--answer-probs: the {options.model} adapter cannot read next-token probabilities")
         for task in tasks:
             check_model_accepts(task, options.modality, model.name, model.accepts)
             if task.program:
-                check_steps_accept(task, options.modality, roles[task.name])
+                check_steps_accept(task, options.modality, roles[task.name],
+                                   task_arguments(task, options.task_args)[0])
         fingerprints = {name: {role: m and m.fingerprint for role, m in models.items()} for name, models in roles.items()}
         items, totals = plan(tasks, task_rows, options, model.fingerprint, fingerprints)
     run_dir = options.output_dir

@@ -16,6 +16,7 @@ from typing import Any
 
 from hallubench.benchmarks import get_parser
 from hallubench.benchmarks.task import Task
+from hallubench.harness.answer_probs import summarize as summarize_answer_probs
 from hallubench.harness.plan import task_arguments
 from hallubench.harness.results_schema import MOSTLY_UNREADABLE, GroupResult, TaskResult
 from hallubench.harness.uncertainty import METHOD, STDERR, bootstrap_stderr, fractions
@@ -126,6 +127,7 @@ def score_task(task: Task, records: list[dict[str, Any]], n_total: int,
         result.generation = records[0]["generation"]
         result.sample_generation = records[0].get("sample_generation")
     ok = _counts(task, records, result)
+    result.answer_probs = summarize_answer_probs(records)
     by_group: dict[str, list[dict[str, Any]]] = defaultdict(list)
     if task.group is not None:
         for record in records:

@@ -57,6 +57,7 @@ from .hf_loading import (
     resolve_dtype,
     weights_id,
 )
+from .kl_guided import KLGuidedLogitsProcessor
 from .prefix_scoring import first_token_probs
 from .protocol import (
     DTYPES,
@@ -394,9 +395,11 @@ class HFChatModel:
 
     @torch.inference_mode()
     def _generate_batch(self, conversations: list[Conversation], settings: GenerationSettings,
-                        interleaved: bool = False, seeds: list[int] | None = None) -> list[list[str]]:
+                        interleaved: bool = False, seeds: list[int] | None = None,
+                        logits_processor: Any = None) -> list[list[str]]:
         """`settings.n` decoded texts per conversation: sampled from per-row seeded noise when `seeds` are given
-        (one per conversation), else greedy (one sequence, repeated) or the checkpoint's own sampling."""
+        (one per conversation), else greedy (one sequence, repeated) or the checkpoint's own sampling. A
+        `logits_processor` (transformers') runs after the checkpoint's own at each step, before any sampling."""
         inputs = self.prepare(conversations)
         copies = 1 if seeds is None and not settings.model_default else settings.n
         # Checkpoints ship sampling defaults (Qwen2.5-VL: top_k=1, top_p=0.001); None clears them so decoding
@@ -410,11 +413,49 @@ class HFChatModel:
             decoding = dict(self.generate_kwargs)
         if interleaved:
             decoding["use_audio_in_video"] = True
+        if logits_processor is not None:
+            from transformers import LogitsProcessorList
+
+            decoding["logits_processor"] = LogitsProcessorList([logits_processor,
+                                                                *decoding.get("logits_processor", [])])
         output = self.model.generate(**inputs, max_new_tokens=settings.max_new_tokens,
                                      num_return_sequences=copies, **decoding)
         texts = self.tokenizer.batch_decode(output[:, inputs["input_ids"].shape[1]:], skip_special_tokens=True)
         rows = [texts[k * copies:(k + 1) * copies] for k in range(len(conversations))]
         return [row * (settings.n // copies) for row in rows]
+
+    @torch.inference_mode()
+    def description_log_probs(self, conversation: Conversation, description: str) -> torch.Tensor:
+        """log p_j, one row per token j of `description`: the model's next-token distributions over the description
+        after `conversation` (its reply to it), from one teacher-forced forward pass."""
+        inputs = self.prepare([conversation])
+        ids = self.tokenizer(description, add_special_tokens=False, return_tensors="pt")["input_ids"]
+        ids = ids.to(self.model.device)
+        if ids.shape[1] == 0:
+            return torch.zeros((0, self.model.get_output_embeddings().weight.shape[0]), device=self.model.device)
+        length = inputs["input_ids"].shape[1]
+        for key in [key for key, value in inputs.items() if torch.is_tensor(value) and value.dim() == 2
+                    and tuple(value.shape) == (1, length)]:
+            # input_ids take the description, the mask ones, per-token media marks (token types) zeros: text
+            extra = ids if key == "input_ids" else torch.ones_like(ids) if key == "attention_mask" else \
+                torch.zeros_like(ids)
+            inputs[key] = torch.cat([inputs[key], extra.to(inputs[key].dtype)], dim=1)
+        logits = self.model(**inputs).logits[0, length - 1:-1]
+        return torch.log_softmax(logits.float(), dim=-1)
+
+    def generate_kl_guided(self, conversations: list[Conversation], guides: list[tuple[Conversation, str]],
+                           settings: GenerationSettings) -> list[list[str]]:
+        """VDGD's decoding (models/kl_guided.py), one conversation at a time, each guided by its description's
+        distributions; GenerationError (`collect`) naming the conversations that failed."""
+        outcomes: list[list[str] | GenerationError] = []
+        for index, (conversation, (described, description)) in enumerate(zip(conversations, guides, strict=True)):
+            try:
+                guide = KLGuidedLogitsProcessor([self.description_log_probs(described, description)])
+                outcomes.append(self._generate_batch([conversation], settings, logits_processor=guide)[0])
+            except Exception as err:
+                outcomes.append(GenerationError(f"{self.name}: KL-guided decoding failed for conversation {index}: "
+                                                f"{err}", index=index))
+        return collect(outcomes)
 
     @torch.inference_mode()
     def next_token_probs(self, conversations: list[Conversation], words: list[str]) -> list[list[float]]:

@@ -248,7 +248,8 @@ class OpenAIChatModel:
         content = (choices[0].get("logprobs") or {}).get("content") or []
         if not content or "top_logprobs" not in content[0]:
             raise GenerationError(f"{self.name}: conversation {index}: the server returned no logprobs; it does not "
-                                  "offer them (use the LLM judge's default mode=generate)", index=index)
+                                  "offer them (the LLM judge: use its default mode=generate; a run: leave out "
+                                  "--answer-probs)", index=index)
         probs = dict.fromkeys(words, 0.0)
         for entry in content[0]["top_logprobs"]:
             word = entry["token"].strip().lower()

@@ -151,6 +151,18 @@ class NextTokenScorer(Protocol):
         ...
 
 
+@runtime_checkable
+class KLGuidedDecoder(Protocol):
+    """An adapter that decodes with VDGD's KL-guided rule (models/kl_guided.py): it needs the logits at each step."""
+
+    def generate_kl_guided(self, conversations: list[Conversation], guides: list[tuple[Conversation, str]],
+                           settings: GenerationSettings) -> list[list[str]]:
+        """`settings.n` outputs per conversation, each decoded under the guidance of its (conversation, text) pair:
+        the text the model gave to that conversation (VDGD: the description prompt with the media, and the
+        description)."""
+        ...
+
+
 def collect(outcomes: list[list[str] | GenerationError]) -> list[list[str]]:
     """The outputs of a call whose conversations were each tried; else its first error, `partial` set."""
     errors = [outcome for outcome in outcomes if isinstance(outcome, GenerationError)]
