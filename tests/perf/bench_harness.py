@@ -91,7 +91,7 @@ def instrument_harness(timers: Timers) -> None:
     timers.wrap(media, "load_audio", NESTED[1])
     timers.wrap(loaders_audio, "probe", NESTED[2])
     timers.wrap(HFChatModel, "generate", "model (processor+generate)")
-    timers.wrap(store.SampleWriter, "append", "store append (fsync)")
+    timers.wrap(store.SampleWriter, "append_all", "store append (fsync, in the background)")
     timers.wrap(store, "merge", "store merge")
     timers.wrap(runner, "score", "scoring (evaluate)")
     timers.wrap(runner, "environment", "environment (git)")
