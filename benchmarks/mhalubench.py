@@ -183,6 +183,7 @@ def _detection_task(name: str, prompt, num_fewshot: int = 0) -> Task:
         group=lambda row: row["task_type"],
         metric_inputs=metric_inputs,
         higher_is_better=HIGHER_IS_BETTER,
+        fractions=tuple(HIGHER_IS_BETTER),  # every score it reports is a share
         summarize=summarize,
         exclude=lambda row: (row["image_name"], row["response"]) in _SHOWN,
         source="Chen et al. 2024, arXiv:2402.03190 §5.1 and Table 2 (Self-Check), Table 7; "

@@ -3,8 +3,9 @@
 Works from sample records alone, so `--from-outputs` re-scores a run folder without the model. The
 metric gets the raw outputs of the samples without errors (metrics parse them with the same parser
 the harness logs, and count unparseable outputs as wrong); errors and unparseable outputs are counted
-per task and per group. Every fraction metric gets `<name>_stderr` beside it (harness/uncertainty.py says
-how), and each task its version and each metric's direction (`higher_is_better`). A multi-step task may feed its
+per task and per group. Every fraction the metric declares (`fractions`; a task that `summarize`s declares its
+summary's) gets `<name>_stderr` beside it (harness/uncertainty.py says how), and each task its version and each
+metric's direction (`higher_is_better`: the metric's declaration, and the task's for what its summary adds). A multi-step task may feed its
 metric other per-item arguments than the outputs (`Task.score_inputs`, e.g. SAC3's judge strings) and report a
 summary of its output (`Task.summarize`); the metric args are the task's with the run's `--task-args` applied.
 """
@@ -18,7 +19,7 @@ from hallubench.benchmarks import get_parser
 from hallubench.benchmarks.task import Task
 from hallubench.harness.plan import task_arguments
 from hallubench.harness.results_schema import MOSTLY_UNREADABLE, GroupResult, TaskResult
-from hallubench.harness.uncertainty import METHOD, STDERR, bootstrap_stderr, fractions
+from hallubench.harness.uncertainty import METHOD, STDERR, bootstrap_stderr
 from hallubench.registry import METRICS
 
 # Per-item bookkeeping in metric outputs that results.json reports in its own fields.
@@ -141,16 +142,18 @@ def score_task(task: Task, records: list[dict[str, Any]], n_total: int,
         summarize = task.summarize or (lambda out: out)
         output = summarize(metric.compute(**per_item, **metric_args))
         compute, resampled, fixed = _pure_computation(metric, per_item, metric_args)
+        declared = task.fractions if task.summarize else metric.fractions
         stderr, group_stderr = bootstrap_stderr(lambda **kwargs: summarize(compute(**kwargs)), resampled, fixed,
-                                                [tuple(group_names(r)) for r in ok], output,
+                                                [tuple(group_names(r)) for r in ok], output, declared,
                                                 progress=f"stderr of {task.name}")
         result.metrics = _with_stderr(_values(output), stderr)
         for breakdown in output.get("by_group", {}).values():
             for name, values in breakdown.items():
                 result.groups[name].metrics = _with_stderr(_values(values), group_stderr[name])
         result.stderr_method = METHOD
-        result.higher_is_better = {name: task.higher_is_better.get(name) for name, value in result.metrics.items()
-                                   if not name.endswith(STDERR) and (value is None or name in fractions(result.metrics))}
+        directions = {**metric.higher_is_better, **task.higher_is_better}
+        result.higher_is_better = {name: directions.get(name) for name in result.metrics
+                                   if not name.endswith(STDERR) and name in (*declared, *directions)}
     return result
 
 
