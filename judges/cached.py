@@ -10,20 +10,15 @@ from __future__ import annotations
 
 from tqdm.auto import tqdm
 
-from hallubench.errors import ConfigError
+from hallubench.errors import ConfigError, JudgeError, ModelUnusable
 from hallubench.judges.base import BaseJudge, Judge, Judgment, Pair
 from hallubench.judges.cache import JudgmentCache, judgment_key
-from hallubench.models.protocol import ModelUnusable
 from hallubench.models.redact import redact
 
 # What a judge raises for one bad pair or batch; anything else (bad credentials, a bug) stops the ranking, as
 # do ModelUnusable (no request can succeed) and ConfigError (the user's setup: a model or the media not there).
 JUDGE_FAILURES = (RuntimeError, ValueError, OSError)
 STOPS = (ModelUnusable, ConfigError)
-
-
-class JudgeError(RuntimeError):
-    """A pair failed even when judged alone (raised only with strict=True)."""
 
 
 class CachedJudge(BaseJudge):
