@@ -22,6 +22,8 @@ from hallubench.harness.results_schema import MOSTLY_UNREADABLE, GroupResult, Ta
 from hallubench.harness.uncertainty import METHOD, STDERR, bootstrap_stderr
 from hallubench.registry import METRICS
 
+# What every metric class declares for the harness (ARCHITECTURE.md, "The metric contract").
+CONTRACT = ("fractions", "higher_is_better", "example_inputs")
 # Per-item bookkeeping in metric outputs that results.json reports in its own fields.
 _NOT_METRICS = ("by_group", "unparsed", "unparsed_indices", "n")
 
@@ -33,7 +35,12 @@ def load_metric(name: str):
     runs scoring the same metric would wait on each other's lock (up to a second a computation)."""
     import evaluate
 
-    return evaluate.load(str(METRICS.lookup(name)), keep_in_memory=True)
+    metric = evaluate.load(str(METRICS.lookup(name)), keep_in_memory=True)
+    missing = [attribute for attribute in CONTRACT if not hasattr(metric, attribute)]
+    if missing:
+        raise TypeError(f"metric {name!r} ({METRICS.lookup(name)}) declares no {', '.join(missing)}: every metric "
+                        "declares them (ARCHITECTURE.md, \"The metric contract\"; tests/test_metric_contract.py)")
+    return metric
 
 
 def _plain(value: Any) -> Any:

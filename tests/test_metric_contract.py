@@ -123,3 +123,26 @@ def test_bootstrap_takes_only_declared_fractions():
     flags = [True, False, True, True, False, False, True, False]
     stderr, _ = bootstrap_stderr(compute, {"flags": flags}, {}, [0] * len(flags), compute(flags), ("share",))
     assert set(stderr) == {"share"} and stderr["share"] > 0
+
+
+UNDECLARED = '''import datasets
+import evaluate
+
+
+class Undeclared(evaluate.Metric):
+    def _info(self):
+        return evaluate.MetricInfo(description="", citation="", inputs_description="",
+                                   features=datasets.Features({"predictions": datasets.Value("string")}))
+
+    def _compute(self, predictions):
+        return {"n": len(predictions), "unparsed": 0}
+'''
+
+
+def test_the_harness_refuses_a_metric_without_the_declarations(tmp_path, monkeypatch):
+    script = tmp_path / "undeclared" / "undeclared.py"
+    script.parent.mkdir()
+    script.write_text(UNDECLARED)
+    monkeypatch.setitem(METRICS, "undeclared", script)
+    with pytest.raises(TypeError, match="declares no fractions, higher_is_better, example_inputs.*metric contract"):
+        load_metric("undeclared")
