@@ -4,6 +4,7 @@ each other round a loop. The checker is shown to fail on planted violations."""
 import ast
 import configparser
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -265,3 +266,25 @@ def test_checker_lets_a_lower_layer_register_and_look_up_its_own_registries(tmp_
     root = _tree(tmp_path, {"low/b.py": "from hallubench.registry import LOW, TASKS\n"
                                         "TASKS.register('x', 1)\n@TASKS.decorator('y')\ndef f():\n    return LOW['x']\n"})
     assert violations(root, LAYERS, HOMES) == []
+
+
+def test_planted_violations_in_a_copy_of_the_real_tree_fail(tmp_path, layers):
+    """The three the issue names: a models module importing the harness by import_module, a judges module by
+    __import__, and a loaders module looking up TASKS (whose home, hallubench.benchmarks, is layer 3)."""
+    config = configparser.ConfigParser()
+    config.read(ROOT / "setup.cfg")
+    shutil.copy(ROOT / "setup.cfg", tmp_path / "setup.cfg")
+    for line in config["options"]["package_dir"].strip().splitlines():
+        folder = line.split("=")[1].strip()
+        shutil.copytree(ROOT / folder, tmp_path / folder, dirs_exist_ok=True,
+                        ignore=shutil.ignore_patterns("__pycache__", "*.md", "*.html", "*.css", "*.js", "*.txt"))
+    planted = {"models/protocol.py": '\n\ndef _planted():\n    import importlib\n    importlib.import_module("hallubench.harness.runner")\n',
+               "judges/base.py": '\n\ndef _planted():\n    __import__("hallubench.ranking.pipeline")\n',
+               "loaders/image.py": '\n\ndef _planted(name):\n    from hallubench.registry import TASKS\n    return TASKS[name]\n'}
+    for rel, text in planted.items():
+        with open(tmp_path / rel, "a", encoding="utf-8") as out:
+            out.write(text)
+    assert set(violations(tmp_path, layers)) >= {  # and the cycles they close
+        "hallubench.models.protocol (layer 2) imports hallubench.harness.runner, a higher layer (5)",
+        "hallubench.judges.base (layer 3) imports hallubench.ranking.pipeline, a higher layer (6)",
+        "hallubench.loaders.image (layer 2) looks up TASKS, whose home hallubench.benchmarks is a higher layer (3)"}
