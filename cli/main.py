@@ -99,6 +99,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:  # before anything was written: a run turns a later one into RunInterrupted
         print(f"hallubench {args.command}: interrupted; nothing was changed", file=sys.stderr)
         return RunInterrupted.exit_code
+    except BrokenPipeError:  # the reader left (`hallubench models | head`): as the Python docs advise, no traceback
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # and no second error at exit's flush
+        return 1
 
 
 if __name__ == "__main__":
