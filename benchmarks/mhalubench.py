@@ -195,6 +195,7 @@ def detection_task(name: str, prompt, num_fewshot: int = 0, benchmark: str = "mh
         group=lambda row: row["task_type"],
         metric_inputs=metric_inputs,
         higher_is_better=HIGHER_IS_BETTER,
+        fractions=tuple(HIGHER_IS_BETTER),  # every score it reports is a share
         summarize=summarize,
         exclude=lambda row: (row["image_name"], row["response"]) in _SHOWN,
         source=source,

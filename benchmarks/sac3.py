@@ -264,6 +264,10 @@ def summarize(output: Mapping[str, Any]) -> dict[str, Any]:
 
 HIGHER_IS_BETTER = {f"{name}_{kind}": better for name in (*SCORES.values(), "sac3_all")
                     for kind, better in (("accuracy", True), ("auroc", True), ("score", None))}
+# The summary's fractions: accuracy and AUROC of every score, and the mean of the scores in [0, 1] (sac3_all adds
+# three such scores: it is not one).
+FRACTIONS = tuple(f"{name}_{kind}" for name in (*SCORES.values(), "sac3_all") for kind in ("accuracy", "auroc")) + \
+    tuple(f"{name}_score" for name in SCORES.values())
 SOURCE = "Zhang et al. 2023, EMNLP Findings, arXiv:2311.01740; github.com/intuit/sac3 (sac3/*.py)"
 
 
@@ -275,7 +279,7 @@ def _qa_task(config: str) -> Task:
         name=f"sac3_{config}", benchmark="sac3", config=config, prompt=lambda row: ask(row["question"]),
         media=MediaSpec(), generation=GenerationSettings(max_new_tokens=ANSWER_TOKENS), parser="sac3", metric="sac3",
         reference=lambda row: one_of(row, "hallucinated", (True, False)), metric_args={"threshold": 0.5, "lambda_weight": 1.0},
-        higher_is_better=HIGHER_IS_BETTER, source=SOURCE, version=2,  # 2: Table 7's equivalence check
+        higher_is_better=HIGHER_IS_BETTER, fractions=FRACTIONS, source=SOURCE, version=2,  # 2: Table 7's equivalence check
         program=program(lambda row: row["question"], ask, lambda row, done: row["target_answer"], False, ANSWER_TOKENS),
         score_inputs=score_inputs, summarize=summarize, unreadable=judged_unread,
     )
@@ -292,7 +296,7 @@ register_task(Task(
     name="sac3_cmm", benchmark="cmm", config="all", prompt=lambda row: _cmm_ask(row["question"]),
     media=MediaSpec(video="video_path", audio="audio_path"), generation=GenerationSettings(max_new_tokens=32),
     parser="sac3_cmm", metric="sac3", reference=lambda row: one_of(row, "answer", ("yes", "no"), yes_no),
-    metric_args={"threshold": 0.5, "lambda_weight": 1.0}, higher_is_better=HIGHER_IS_BETTER,
+    metric_args={"threshold": 0.5, "lambda_weight": 1.0}, higher_is_better=HIGHER_IS_BETTER, fractions=FRACTIONS,
     source=SOURCE + "; CMM probes: Leng et al. 2024, arXiv:2410.12787", version=2,  # 2: Table 7's equivalence check
     program=program(lambda row: row["question"], _cmm_ask, lambda row, done: done.first("answer"), True, 32),
     score_inputs=score_inputs, summarize=summarize, unreadable=judged_unread,

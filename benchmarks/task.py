@@ -45,7 +45,10 @@ class Task:
     sub_category and sub_category × granularity), and the item counts in each. `metric_inputs` gives
     further per-item metric arguments (also given to the parser, e.g. CCHall's option names);
     `metric_args` fixed arguments of the metric (e.g. the scoring rule the paper uses).
-    `higher_is_better` gives each metric's direction (None: no better direction, e.g. a yes-ratio), and
+    `higher_is_better` gives each metric's direction (None: no better direction, e.g. a yes-ratio) for the builders
+    and publish, which read tasks, not metrics: it agrees with the metric's own declaration (ARCHITECTURE.md, "The
+    metric contract"; tests/test_metric_contract.py checks) and adds the values `summarize` makes; `fractions`,
+    only with `summarize`, names the summary's values that are fractions (the metric's declaration otherwise), and
     `version` is bumped whenever prompt, parsing or scoring change, so results.json says which numbers compare.
     `evidence_modality` ("visual" or "audio") says what a cross-checkable task's samples witness: a
     benchmark with a visual and an audio task gets audio-visual boards in a ranking (CrossCheckGPT §4).
@@ -84,6 +87,7 @@ class Task:
     metric_inputs: Callable[[Row], dict[str, Any]] | None = None
     metric_args: Mapping[str, Any] = field(default_factory=dict)
     higher_is_better: Mapping[str, bool | None] = field(default_factory=dict)
+    fractions: tuple[str, ...] = ()
     version: int = 1
     scored_by: str | None = None
     source: str = ""

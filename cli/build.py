@@ -7,11 +7,9 @@ another repo or revision. The card records the repo and commit.
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 from hallubench.builders import BENCHMARKS, build_with_summary
-from hallubench.errors import BuildError
 
 
 def register(subparsers: argparse._SubParsersAction, summary: str) -> None:
@@ -32,12 +30,8 @@ def register(subparsers: argparse._SubParsersAction, summary: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    try:
-        summary = build_with_summary(args.benchmark, args.source, args.out, skip_missing=args.skip_missing,
-                                     overwrite=args.overwrite)
-    except BuildError as err:
-        print(f"hallubench build: error: {err}", file=sys.stderr)
-        return 1
+    summary = build_with_summary(args.benchmark, args.source, args.out, skip_missing=args.skip_missing,
+                                 overwrite=args.overwrite)
     if summary.origin is not None:
         print(f"built from the Hub release {summary.origin.repo_id} at commit {summary.origin.commit}")
     print(f"wrote {summary.path}")

@@ -24,7 +24,6 @@ Flags override the file.
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -32,9 +31,7 @@ from hallubench.cli.flags import (RANK_OPTIONS, add_generation_arguments, add_mo
                                   add_rank_arguments)
 from hallubench.cli.rank import finish, rank_options
 from hallubench.harness.options import parse_gen_kwargs, parse_kv, read_yaml_options
-from hallubench.errors import ConfigError, RunInterrupted
-from hallubench.judges.cached import JudgeError
-from hallubench.models.protocol import ModelUnusable
+from hallubench.errors import ConfigError
 
 S = argparse.SUPPRESS
 RUN_OPTIONS = ("seed", "batch_size", "gen_kwargs", "modality", "num_frames", "fps", "max_frames", "device", "dtype")
@@ -100,19 +97,9 @@ def plan(args: argparse.Namespace) -> dict[str, Any]:
 def handle(args: argparse.Namespace) -> int:
     from hallubench.ranking.pipeline import crosscheck
 
-    try:
-        kwargs = plan(args)
-        push_to_hub, allow_mini_data = kwargs.pop("push_to_hub"), kwargs.pop("allow_mini_data")
-        ranking = crosscheck(**kwargs)
-    except ConfigError as err:
-        print(f"hallubench crosscheck: error: {err}", file=sys.stderr)
-        return 2
-    except (JudgeError, ModelUnusable) as err:
-        print(f"hallubench crosscheck: error: {err}", file=sys.stderr)
-        return 1
-    except RunInterrupted as err:
-        print(f"hallubench crosscheck: {err}", file=sys.stderr)
-        return 130
+    kwargs = plan(args)
+    push_to_hub, allow_mini_data = kwargs.pop("push_to_hub"), kwargs.pop("allow_mini_data")
+    ranking = crosscheck(**kwargs)
     if ranking is None:  # a non-main process of `accelerate launch`: it only generated
         return 0
     return finish(ranking, push_to_hub, "crosscheck", allow_mini_data)

@@ -18,7 +18,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 from hallubench.cli.flags import add_output_argument, checked
@@ -98,17 +97,6 @@ def write_site(out: Path) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    from hallubench.errors import ConfigError
-
-    try:
-        _run(args)
-    except ConfigError as err:
-        print(f"hallubench demo: error: {err}", file=sys.stderr)
-        return 2
-    return 0
-
-
-def _run(args: argparse.Namespace) -> None:
     from hallubench.harness.data import MINI, resolve_data_dir
 
     _section("1. Embedded mini benchmarks, built into Hub-ready datasets")
@@ -119,3 +107,4 @@ def _run(args: argparse.Namespace) -> None:
     rank_tiny_models(args.output_dir, args.limit)
     _section("4. The ranking and the runs as a static site")
     write_site(args.output_dir)
+    return 0

@@ -86,7 +86,22 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
-    return args.func(args)
+    from hallubench.errors import HallubenchError, RunInterrupted
+
+    try:
+        return args.func(args)
+    except RunInterrupted as err:  # not an error: the message says what was kept and how to resume
+        print(f"hallubench {args.command}: {err}", file=sys.stderr)
+        return err.exit_code
+    except HallubenchError as err:  # every user-facing error: its message, no traceback
+        print(f"hallubench {args.command}: error: {err}", file=sys.stderr)
+        return err.exit_code
+    except KeyboardInterrupt:  # before anything was written: a run turns a later one into RunInterrupted
+        print(f"hallubench {args.command}: interrupted; nothing was changed", file=sys.stderr)
+        return RunInterrupted.exit_code
+    except BrokenPipeError:  # the reader left (`hallubench models | head`): as the Python docs advise, no traceback
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # and no second error at exit's flush
+        return 1
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from hallubench.errors import ConfigError
 from hallubench.metrics import install as metrics
 
 
@@ -33,7 +34,7 @@ def _spaces(args: argparse.Namespace) -> dict[str, str]:
     names = args.names or list(metrics.available())
     if args.repo:
         if len(names) != 1:
-            raise SystemExit("hallubench metrics push: --repo names one Space; give one metric, or use --namespace ORG")
+            raise ConfigError("--repo names one Space; give one metric, or use --namespace ORG")
         return {names[0]: args.repo}
     return {name: f"{args.namespace}/{name}" for name in names}
 

@@ -14,11 +14,9 @@ or `hf auth login`, and is never printed or written anywhere.
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 from hallubench.harness.options import parse_kv
-from hallubench.errors import ConfigError
 
 
 def register(subparsers: argparse._SubParsersAction, summary: str) -> None:
@@ -50,13 +48,8 @@ def register(subparsers: argparse._SubParsersAction, summary: str) -> None:
 
 def _publish(run_dir: Path, **kwargs) -> int:
     from hallubench.publish.runs import publish_run
-    from hallubench.errors import PublishError
 
-    try:
-        report = publish_run(run_dir, **kwargs)
-    except (PublishError, ConfigError) as err:
-        print(f"hallubench publish: error: {err}", file=sys.stderr)
-        return 2
+    report = publish_run(run_dir, **kwargs)
     print(f"results dataset: {report.dataset_url} (commit {report.dataset_commit_url})")
     if report.model_commit_url:
         print(f"model results for {report.model_id}: {report.model_commit_url}")
@@ -66,11 +59,7 @@ def _publish(run_dir: Path, **kwargs) -> int:
 
 
 def handle(args: argparse.Namespace) -> int:
-    try:
-        benchmark_ids = parse_kv(args.benchmark_ids, "--benchmark-ids")
-    except ConfigError as err:
-        print(f"hallubench publish: error: {err}", file=sys.stderr)
-        return 2
+    benchmark_ids = parse_kv(args.benchmark_ids, "--benchmark-ids")
     return _publish(args.run_dir, repo_id=args.repo, token=args.token, private=True if args.private else None,
                     model_results=args.model_results, model_id=args.model_id, create_pr=args.create_pr,
                     benchmark_ids={k: str(v) for k, v in benchmark_ids.items()}, allow_mini_data=args.allow_mini_data,

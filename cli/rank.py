@@ -25,15 +25,12 @@ pretrained=...) reads the analysis and answers Yes/No. The media come from the r
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 from typing import Any
 
 from hallubench.cli.flags import RANK_OPTIONS, add_output_argument, add_rank_arguments
 from hallubench.harness.options import parse_kv
 from hallubench.errors import ConfigError
-from hallubench.judges.cached import JudgeError
-from hallubench.models.protocol import ModelUnusable
 
 S = argparse.SUPPRESS
 
@@ -47,14 +44,9 @@ def rank_options(values: dict[str, Any]) -> dict[str, Any]:
 
 
 def push(folder: Path, repo_id: str, command: str, allow_mini_data: bool = False) -> int:
-    from hallubench.errors import PublishError
     from hallubench.publish.rankings import push_ranking
 
-    try:
-        url, commit = push_ranking(folder, repo_id, allow_mini_data=allow_mini_data)
-    except (PublishError, ConfigError) as err:  # ConfigError: a `rank` writes the folder (FolderBusy)
-        print(f"hallubench {command}: error: {err}", file=sys.stderr)
-        return 2
+    url, commit = push_ranking(folder, repo_id, allow_mini_data=allow_mini_data)
     print(f"ranking dataset: {url} (commit {commit})")
     return 0
 
@@ -92,12 +84,5 @@ def handle(args: argparse.Namespace) -> int:
 
     values = vars(args)
     tasks = [t.strip() for t in values["tasks"].split(",") if t.strip()] if values.get("tasks") else None
-    try:
-        ranking = rank(_run_dirs(args.run_dirs), args.output_dir, tasks=tasks, **rank_options(values))
-    except ConfigError as err:
-        print(f"hallubench rank: error: {err}", file=sys.stderr)
-        return 2
-    except (JudgeError, ModelUnusable) as err:
-        print(f"hallubench rank: error: {err}", file=sys.stderr)
-        return 1
+    ranking = rank(_run_dirs(args.run_dirs), args.output_dir, tasks=tasks, **rank_options(values))
     return finish(ranking, values.get("push_to_hub"), "rank", values.get("allow_mini_data", False))

@@ -35,11 +35,10 @@ import sys
 from pathlib import Path
 
 from hallubench.benchmarks import task_names
-from hallubench.errors import ConfigError, RunInterrupted
+from hallubench.errors import ConfigError
 from hallubench.cli.flags import (LM_EVAL_ONLY, add_generation_arguments, add_lm_eval_arguments, add_model_arguments,
                                   add_output_argument, add_push_argument)
 from hallubench.harness.options import RunOptions, parse_gen_kwargs, parse_kv, read_yaml_options
-from hallubench.models.protocol import ModelUnusable
 from hallubench.registry import MODELS
 
 S = argparse.SUPPRESS
@@ -134,27 +133,14 @@ def build_options(args: argparse.Namespace) -> RunOptions:
 def handle(args: argparse.Namespace) -> int:
     from hallubench.harness.report import table
 
-    try:
-        if getattr(args, "from_outputs", None):
-            from hallubench.harness.rescore import rescore
+    if getattr(args, "from_outputs", None):
+        from hallubench.harness.rescore import rescore
 
-            results = rescore(args.from_outputs, getattr(args, "output_dir", None))
-        else:
-            from hallubench.harness.runner import run
+        results = rescore(args.from_outputs, getattr(args, "output_dir", None))
+    else:
+        from hallubench.harness.runner import run
 
-            results = run(build_options(args))
-    except RunInterrupted as err:
-        print(f"hallubench run: {err}", file=sys.stderr)
-        return 130
-    except KeyboardInterrupt:  # before the run folder was touched (loading the model or data)
-        print("hallubench run: interrupted before any sample was written; nothing changed", file=sys.stderr)
-        return 130
-    except ConfigError as err:
-        print(f"hallubench run: error: {err}", file=sys.stderr)
-        return 2
-    except ModelUnusable as err:
-        print(f"hallubench run: error: {err}", file=sys.stderr)
-        return 1
+        results = run(build_options(args))
     if results is not None:
         print(table(results))
     selected = sum(task.n_selected for task in (results.tasks if results else {}).values())

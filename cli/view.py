@@ -14,7 +14,6 @@ highlighted. The site is plain HTML, CSS and JavaScript: no server, no network.
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 
@@ -40,29 +39,19 @@ def register(subparsers: argparse._SubParsersAction, summary: str) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    from hallubench.errors import ConfigError, PublishError
     from hallubench.view.site import build_site, is_mini
     from hallubench.view.space import push_site
 
-    try:
-        index = build_site(args.ranking_dir, args.run_dirs, args.out, reference=args.reference,
-                           reference_higher_is_better=args.reference_higher_is_better, data_dir=args.data_dir)
-        print(f"site written: open {index.resolve()}")
-        if args.push_to_hub:
-            url, commit = push_site(args.out, args.push_to_hub, mini=is_mini(args.ranking_dir),
-                                    allow_mini_data=args.allow_mini_data, token=args.token,
-                                    private=True if args.private else None)
-            print(f"Space: {url} (commit {commit})")
-    except (ConfigError, PublishError) as err:
-        print(f"hallubench view: error: {err}", file=sys.stderr)
-        return 2
+    index = build_site(args.ranking_dir, args.run_dirs, args.out, reference=args.reference,
+                       reference_higher_is_better=args.reference_higher_is_better, data_dir=args.data_dir)
+    print(f"site written: open {index.resolve()}")
+    if args.push_to_hub:
+        url, commit = push_site(args.out, args.push_to_hub, mini=is_mini(args.ranking_dir),
+                                allow_mini_data=args.allow_mini_data, token=args.token,
+                                private=True if args.private else None)
+        print(f"Space: {url} (commit {commit})")
     if args.serve:
         from hallubench.view.serve import serve
 
-        try:
-            serve(args.out, args.port)
-        except OSError as err:  # e.g. the port is taken
-            print(f"hallubench view: error: cannot serve on 127.0.0.1:{args.port} ({err}); pass --port with a free "
-                  "one (0 picks one), or open the site from disk", file=sys.stderr)
-            return 2
+        serve(args.out, args.port)
     return 0

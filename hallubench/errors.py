@@ -1,17 +1,26 @@
 """The user-facing error types, at the bottom of the package: any layer may raise them, and the CLI prints
 their message (which names the file, row or flag and says what to do) instead of a traceback.
 
-Every one is a `HallubenchError`; the ones about what the user asked for are `ConfigError`s (a ValueError,
-so callers of the Python API can catch either)."""
+Every one is a `HallubenchError`, the one root that `hallubench`'s main catches (cli/main.py), printing the message
+and exiting with the error's `exit_code`: 2 for what the user asked for (`ConfigError`s, like argparse's usage
+errors; a ValueError, so callers of the Python API can catch either), 1 for what failed while doing it, 130 for an
+interrupted run (128 + SIGINT, as shells report it).
+"""
 from __future__ import annotations
+
+from pathlib import Path
 
 
 class HallubenchError(Exception):
     """Base of the errors whose message is meant for the user."""
 
+    exit_code = 1
+
 
 class ConfigError(HallubenchError, ValueError):
     """A problem with what the user asked for (flag, YAML key, task name, data folder)."""
+
+    exit_code = 2
 
 
 class RunFolderNotFoundError(ConfigError):
@@ -54,6 +63,24 @@ class RowError(HallubenchError):
 class PublishError(HallubenchError):
     """Publishing cannot go on (no run, no token, a Hub error); the message says what to do."""
 
+    exit_code = 2
+
+
+class RepoIdError(PublishError):
+    """A repo id given to publish (--repo, --model-id, --benchmark-ids) is no Hub repo id."""
+
+
+class BenchmarkRepoError(PublishError):
+    """A --benchmark-ids repo is missing, not a hallubench benchmark dataset, or lacks the task ids used."""
+
+
+class PartialRunError(PublishError):
+    """The run scored a subset (--limit) or lacks samples; published only with --allow-partial."""
+
+
+class ResultsFolderTakenError(PublishError):
+    """The model's folder in the results repo already holds another model's results."""
+
 
 class FolderWriteError(ConfigError):
     """A file of a run or ranking folder cannot be written (full or read-only disk, no permission); what was on
@@ -72,3 +99,88 @@ class MixedRunFolderError(ConfigError):
 
 class RunInterrupted(HallubenchError):
     """A run stopped by SIGINT (Ctrl-C) or SIGTERM; the message says what was kept and how to resume."""
+
+    exit_code = 130
+
+
+class StaleRowsError(ConfigError):
+    """`load_dataset` gave other rows than the folder's data files hold (stale cache, file edited after build)."""
+
+
+class FolderBusy(ConfigError):
+    """Another live process writes to this folder."""
+
+
+class ModelUnusable(HallubenchError, RuntimeError):
+    """No request can succeed (e.g. the server refuses the credentials): the run stops, it records nothing."""
+
+
+class RetryBudgetSpent(ModelUnusable):
+    """Requests of a model served over HTTP failed for its `retry_budget` seconds in all: the server looks down, the
+    run stops."""
+
+
+class GenerationError(HallubenchError, RuntimeError):
+    """A conversation could not be answered (after any retries).
+
+    `index` is its position in the `generate` call; `partial`, when an adapter sets it, holds the outputs
+    of that call per conversation (None where it failed) so callers can keep the ones that succeeded.
+    `outcomes`, set by `collect` when every conversation was tried on its own (with its own retries), holds each
+    one's outputs or final GenerationError: callers must not try the failed ones again.
+    """
+
+    def __init__(self, message: str, index: int | None = None, partial: list[list[str] | None] | None = None):
+        super().__init__(message)
+        self.index = index
+        self.partial = partial
+        self.outcomes: list[list[str] | GenerationError] | None = None
+
+
+class JudgeError(HallubenchError, RuntimeError):
+    """A pair failed even when judged alone (raised only with strict=True)."""
+
+
+class MediaError(HallubenchError):
+    """Something is wrong with a media file; `path` is the file (or "<bytes>"). Each names the file it is about.
+
+    Raised as `MediaError(path, message)`; `MediaError(message)` alone (path None) serves callers
+    that report a problem with no single file, e.g. a dataset row that lacks one.
+    """
+
+    def __init__(self, path: str | Path, message: str | None = None):
+        self.path = None if message is None else str(path)
+        self.message = str(path) if message is None else message
+        super().__init__(self.message if self.path is None else f"{self.path}: {self.message}")
+
+    def __reduce__(self):  # picklable across processes (DataLoader workers) despite the custom init
+        return type(self), (self.message,) if self.path is None else (self.path, self.message)
+
+
+class MediaNotFoundError(MediaError, FileNotFoundError):
+    """The file does not exist."""
+
+
+class CorruptMediaError(MediaError):
+    """The file exists but cannot be parsed or decoded (truncated, garbage, decoder crashed)."""
+
+
+class NoAudioTrackError(MediaError):
+    """Audio was requested from a container that has no audio stream."""
+
+
+class EmptyMediaError(MediaError):
+    """The file is 0 bytes, or holds no frames / no samples (or no stream of the requested kind)."""
+
+
+class MediaTimeoutError(MediaError, TimeoutError):
+    """Decoding made no progress for `timeout` seconds (or ran past its total bound), or probing
+    did not finish in time; the decoder process was killed."""
+
+
+class MissingMediaError(MediaError):
+    """The row has no file for media the task cannot do without."""
+
+
+class MediumRemovedError(MediaError):
+    """`--modality` removes a medium the row is asked about: the row is left out of the scores and counted
+    (`n_without_media`), never asked without it."""

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from hallubench.benchmarks.task import Task
-from hallubench.errors import ConfigError, DatasetRowError
+from hallubench.errors import ConfigError, DatasetRowError, StaleRowsError  # noqa: F401  (importable from here)
 
 COMPLETE = ".complete"
 MINI = "mini"
@@ -29,10 +29,6 @@ GUIDANCE = (
     "(it downloads the release from the Hub, or takes --source PATH) and pass --data-dir datasets/, pass a Hub "
     "dataset repo of a built benchmark (--data-dir org/name), or pass --data-dir mini to try the pipeline on the "
     "embedded synthetic mini benchmarks (not a measurement of any model).")
-
-
-class StaleRowsError(ConfigError):
-    """`load_dataset` gave other rows than the folder's data files hold (stale cache, file edited after build)."""
 
 
 def require_data_dir(value: str | Path | None) -> str:

@@ -35,7 +35,7 @@ from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterator
-from hallubench.errors import ConfigError, FolderWriteError
+from hallubench.errors import ConfigError, FolderBusy, FolderWriteError
 from hallubench.models.redact import redact
 
 LOCK_NAME = ".hallubench.lock"
@@ -43,10 +43,6 @@ RANKS_NAME = ".hallubench-ranks.lock"
 # Purposes that only read the folder: to upload it, or to rank, re-score or show a run folder.
 UPLOADS = ("publish", "push-to-hub")
 READERS = (*UPLOADS, "rank (reading)", "re-score (reading)", "view")  # `rank` and `re-score` also write their output
-
-
-class FolderBusy(ConfigError):
-    """Another live process writes to this folder."""
 
 
 def _read(fd: int) -> dict[str, Any]:

@@ -16,18 +16,11 @@ from PIL import Image
 from hallubench.benchmarks.task import MediaSpec, Row, Task
 from hallubench.harness.options import RunOptions
 from hallubench.harness.perturb import Perturbation, perturb
-from hallubench.errors import ConfigError, MediaOutsideDatasetError
-from hallubench.loaders import MediaError, load_audio, load_image, load_video
+from hallubench.errors import ConfigError, MediaOutsideDatasetError, MediumRemovedError, MissingMediaError
+from hallubench.loaders import load_audio, load_image, load_video
 from hallubench.models.protocol import AudioPart, ImagePart, Message, Part, TextPart, VideoPart
 
 
-class MissingMediaError(MediaError):
-    """The row has no file for media the task cannot do without."""
-
-
-class MediumRemovedError(MediaError):
-    """`--modality` removes a medium the row is asked about: the row is left out of the scores and counted
-    (`n_without_media`), never asked without it."""
 def media_file(task: Task, row: Row, column: str, dataset_dir: Path) -> Path | None:
     """The file `row[column]` names, symlinks followed, when it lies inside `dataset_dir` (a Hub dataset's files may
     link into its cache's blob store); None for no file. MediaOutsideDatasetError naming the task, row, column and

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from hallubench.errors import ConfigError
-from hallubench.models.configs import AUTO, AUTO_MAX_BATCH
+from hallubench.models.configs import AUTO
 from hallubench.harness.perturb import parse_perturb
 from hallubench.models.protocol import DTYPES, GenerationSettings
 

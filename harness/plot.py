@@ -9,7 +9,7 @@ import textwrap
 from pathlib import Path
 
 from hallubench.harness.results_schema import MOSTLY_UNREADABLE, GroupResult, Results
-from hallubench.harness.uncertainty import STDERR, fractions
+from hallubench.harness.uncertainty import STDERR, reported_fractions
 
 PLOT = "results.png"
 TITLE_WIDTH = 100  # characters per title line
@@ -17,9 +17,8 @@ LEGEND_ROW = 6  # metrics whose legend fits in one row above the bars
 
 
 def _fractions(result: GroupResult) -> dict[str, float]:
-    """The metrics with a value in [0, 1] (not their standard errors), plus the unreadable share of the answered
-    samples."""
-    values = {name: v for name, v in fractions(result.metrics).items() if not name.endswith(STDERR)}
+    """The fraction metrics (those with a standard error), plus the unreadable share of the answered samples."""
+    values = reported_fractions(result.metrics)
     if result.unreadable_share is not None:
         values["unreadable share"] = result.unreadable_share
     return values

@@ -36,7 +36,8 @@ from hallubench.harness.environment import environment
 from hallubench.harness.generate import generate_batch, prepare_batch
 from hallubench.harness.lm_eval_block import lm_eval_block
 from hallubench.harness.media import check_model_accepts, check_modality
-from hallubench.harness.options import AUTO, AUTO_MAX_BATCH, RunOptions
+from hallubench.harness.options import AUTO, RunOptions
+from hallubench.models.configs import AUTO_MAX_BATCH
 from hallubench.errors import ConfigError, MixedRunFolderError, RunInterrupted
 from hallubench.harness.plot import PLOT, plot_results
 from hallubench.harness.plan import WorkItem, check_probes, check_task_args, plan, read_rows, task_arguments

@@ -3,8 +3,9 @@
 Works from sample records alone, so `--from-outputs` re-scores a run folder without the model. The
 metric gets the raw outputs of the samples without errors (metrics parse them with the same parser
 the harness logs, and count unparseable outputs as wrong); errors and unparseable outputs are counted
-per task and per group. Every fraction metric gets `<name>_stderr` beside it (harness/uncertainty.py says
-how), and each task its version and each metric's direction (`higher_is_better`). A multi-step task may feed its
+per task and per group. Every fraction the metric declares (`fractions`; a task that `summarize`s declares its
+summary's) gets `<name>_stderr` beside it (harness/uncertainty.py says how), and each task its version and each
+metric's direction (`higher_is_better`: the metric's declaration, and the task's for what its summary adds). A multi-step task may feed its
 metric other per-item arguments than the outputs (`Task.score_inputs`, e.g. SAC3's judge strings) and report a
 summary of its output (`Task.summarize`); the metric args are the task's with the run's `--task-args` applied.
 """
@@ -19,9 +20,11 @@ from hallubench.benchmarks.task import Task
 from hallubench.harness.answer_probs import summarize as summarize_answer_probs
 from hallubench.harness.plan import task_arguments
 from hallubench.harness.results_schema import MOSTLY_UNREADABLE, GroupResult, TaskResult
-from hallubench.harness.uncertainty import METHOD, STDERR, bootstrap_stderr, fractions
+from hallubench.harness.uncertainty import METHOD, STDERR, bootstrap_stderr
 from hallubench.registry import METRICS
 
+# What every metric class declares for the harness (ARCHITECTURE.md, "The metric contract").
+CONTRACT = ("fractions", "higher_is_better", "example_inputs")
 # Per-item bookkeeping in metric outputs that results.json reports in its own fields.
 _NOT_METRICS = ("by_group", "unparsed", "unparsed_indices", "n")
 
@@ -33,7 +36,12 @@ def load_metric(name: str):
     runs scoring the same metric would wait on each other's lock (up to a second a computation)."""
     import evaluate
 
-    return evaluate.load(str(METRICS.lookup(name)), keep_in_memory=True)
+    metric = evaluate.load(str(METRICS.lookup(name)), keep_in_memory=True)
+    missing = [attribute for attribute in CONTRACT if not hasattr(metric, attribute)]
+    if missing:
+        raise TypeError(f"metric {name!r} ({METRICS.lookup(name)}) declares no {', '.join(missing)}: every metric "
+                        "declares them (ARCHITECTURE.md, \"The metric contract\"; tests/test_metric_contract.py)")
+    return metric
 
 
 def _plain(value: Any) -> Any:
@@ -143,16 +151,18 @@ def score_task(task: Task, records: list[dict[str, Any]], n_total: int,
         summarize = task.summarize or (lambda out: out)
         output = summarize(metric.compute(**per_item, **metric_args))
         compute, resampled, fixed = _pure_computation(metric, per_item, metric_args)
+        declared = task.fractions if task.summarize else metric.fractions
         stderr, group_stderr = bootstrap_stderr(lambda **kwargs: summarize(compute(**kwargs)), resampled, fixed,
-                                                [tuple(group_names(r)) for r in ok], output,
+                                                [tuple(group_names(r)) for r in ok], output, declared,
                                                 progress=f"stderr of {task.name}")
         result.metrics = _with_stderr(_values(output), stderr)
         for breakdown in output.get("by_group", {}).values():
             for name, values in breakdown.items():
                 result.groups[name].metrics = _with_stderr(_values(values), group_stderr[name])
         result.stderr_method = METHOD
-        result.higher_is_better = {name: task.higher_is_better.get(name) for name, value in result.metrics.items()
-                                   if not name.endswith(STDERR) and (value is None or name in fractions(result.metrics))}
+        directions = {**metric.higher_is_better, **task.higher_is_better}
+        result.higher_is_better = {name: directions.get(name) for name in result.metrics
+                                   if not name.endswith(STDERR) and name in (*declared, *directions)}
     return result
 
 

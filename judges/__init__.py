@@ -1,8 +1,8 @@
 """Sentence-level judges for CrossCheckGPT ranking: split responses into sentences, judge each
 sentence against evidence passages (LLM / NLI / embedding), cache every judgment on disk."""
 from hallubench.judges.base import BaseJudge, Judge, Judgment
-from hallubench.judges.cache import JudgmentCache, default_cache_path
-from hallubench.judges.cached import CachedJudge
+from hallubench.judges.judgment_cache import JudgmentCache, default_cache_path
+from hallubench.judges.cached_judge import CachedJudge
 from hallubench.judges.responses import CrossCheckRecords, judge_responses
 from hallubench.judges.sentences import sentence_backend, split_sentences
 

@@ -11,14 +11,9 @@ Prompts, verbatim from the authors' code:
 - explicit, logprob mode (`LogprobLLMJudge`, its own judge id): the same prompt read from one forward
   pass: score = P(no) / (P(yes) + P(no)) of the answer's first token, no decoding. Where yes and no
   together get under half the probability the model meant to say something else: undecided, 0.5.
-- implicit (two steps, no evidence passage: the judge model checks the sentence against its own
-  knowledge of the subject), `prompts="table9"` (the default): the paper's Table 9 ("CrossCheck-implicit factual
-  errors", then "LLM Judgment for CrossCheck-implicit"), <name> being the subject; `prompts="cot"`: the
-  authors' code instead, `questionpromptcot` then `questionpromptcot2` of github.com/BriansIDP/crosscheckgpt
-  selfcheckgpt/prompts.py, run as in `CrossCheckQuestionsLLMPrompt`. Either way 128 new tokens of analysis,
-  then 8 for the verdict. The question asks whether the sentence HAS errors (contains inaccurate information),
-  so there "yes" -> 1 and "no" -> 0 (else 0.5, undecided), as upstream. This is the text experiment's judge;
-  the multimodal one of §3.1 (evidence models that see the input) is judges/implicit.py, with the same prompts.
+- implicit's verdict (`parse_implicit`, for judges/implicit.py, whose prompts are the paper's Table 9 below): the
+  question asks whether the sentence HAS errors (contains inaccurate information), so there "yes" -> 1 and
+  "no" -> 0 (else 0.5, undecided), as upstream's `CrossCheckQuestionsLLMPrompt`.
 """
 from __future__ import annotations
 
@@ -42,21 +37,6 @@ TABLE9_VERDICT_PROMPT = (  # CrossCheckGPT Table 9, "LLM Judgment for CrossCheck
     "Based on the analysis, determine if the sentence contains any inaccurate information. "
     "Answer Yes or No.\n\nAnswer:"
 )
-IMPLICIT_ANALYSIS_PROMPT = (  # the authors' code, questionpromptcot
-    "You are given the following sentence about {subject}:\n{sentence}\nList any factual errors in the sentence."
-)
-IMPLICIT_VERDICT_PROMPT = (  # the authors' code, questionpromptcot2
-    "You are given the following sentence about {subject}:\n{sentence}\n"
-    "The following is an analysis of possible factual errors in this sentence:\n{analysis}\n"
-    "Based on the analysis, determine if the sentence contains any factual errors. "
-    "Answer YES if it has errors, and NO if it does not. Your answer should be in the following format:\n"
-    '{{"Answer": <YES_or_NO>}}'
-)
-# name -> (prompt_version, analysis prompt, verdict prompt); fields {subject}, {sentence}, {analysis}
-IMPLICIT_PROMPTS = {
-    "table9": ("crosscheck-implicit-table9-v1", TABLE9_ANALYSIS_PROMPT, TABLE9_VERDICT_PROMPT),
-    "cot": ("crosscheck-implicit-cot-v1", IMPLICIT_ANALYSIS_PROMPT, IMPLICIT_VERDICT_PROMPT),
-}
 UNDECIDED = 0.5
 MIN_ANSWER_MASS = 0.5  # logprob mode: below this P(yes) + P(no), the likeliest answer is neither
 _EXPLICIT_SCORES = {"yes": 0.0, "no": 1.0}
@@ -160,29 +140,3 @@ class LogprobLLMJudge(_ChatJudge):
             else:
                 judgments.append(Judgment(no / (yes + no), raw=raw))
         return judgments
-
-
-def implicit_prompts(name: str) -> tuple[str, str, str]:
-    """(prompt_version, analysis prompt, verdict prompt) of the named CrossCheck-implicit prompts."""
-    if name not in IMPLICIT_PROMPTS:
-        raise ValueError(f"prompts={name!r}: choose one of {', '.join(IMPLICIT_PROMPTS)}")
-    return IMPLICIT_PROMPTS[name]
-
-
-class ImplicitLLMJudge(_ChatJudge):
-    """CrossCheck-implicit: does `sentence` contain factual errors, by the judge model's own knowledge?
-    Pairs are (sentence, subject): the second item fills `{subject}`, what the sentence is about."""
-
-    kind = "implicit"
-
-    def __init__(self, model: ChatModel, batch_size: int = 16, prompts: str = "table9") -> None:
-        self.prompt_version, self.analysis_prompt, self.verdict_prompt = implicit_prompts(prompts)
-        super().__init__(model, batch_size)
-
-    def _judge(self, pairs: list[Pair]) -> list[Judgment]:
-        firsts = [self.analysis_prompt.format(subject=p, sentence=s) for s, p in pairs]
-        analyses = self._generate(firsts, max_new_tokens=128)
-        seconds = [
-            self.verdict_prompt.format(subject=p, sentence=s, analysis=a) for (s, p), a in zip(pairs, analyses)
-        ]
-        return [parse_implicit(text) for text in self._generate(seconds, max_new_tokens=8)]

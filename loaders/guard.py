@@ -27,6 +27,8 @@ from .errors import CorruptMediaError, MediaTimeoutError
 
 
 STARTUP_TIMEOUT = 60.0  # seconds for a new helper to import PyAV and say it is ready
+DECODERS = "hallubench.loaders.decode"  # what the helper imports before it says it is ready (named, not imported:
+# the decoders import the helper's progress reporting)
 
 
 class _Helper:
@@ -34,7 +36,7 @@ class _Helper:
         request_read, request_write = os.pipe()
         reply_read, reply_write = os.pipe()
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "hallubench.loaders.helper", str(request_read), str(reply_write)],
+            [sys.executable, "-m", "hallubench.loaders.helper", str(request_read), str(reply_write), DECODERS],
             pass_fds=(request_read, reply_write),
             env={**os.environ, "PYTHONPATH": os.pathsep.join(entry for entry in sys.path if entry)},
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
@@ -47,7 +49,7 @@ class _Helper:
         if not (self.replies.poll(STARTUP_TIMEOUT) and self._said_ready()):
             self.close()
             raise RuntimeError(f"the media decoding helper did not start; run `{sys.executable} -m "
-                               "hallubench.loaders.helper` to see why (is PyAV installed?)")
+                               f"hallubench.loaders.helper {DECODERS}` to see why (is PyAV installed?)")
 
     def _said_ready(self) -> bool:
         try:

@@ -1,7 +1,8 @@
 """The decoding helper process that guard.py starts: runs one `module:function` call per request.
 
-Started as `python -m hallubench.loaders.helper REQUEST_FD REPLY_FD`; run with no arguments it
-only checks that its imports work, to diagnose a helper that will not start.
+Started as `python -m hallubench.loaders.helper REQUEST_FD REPLY_FD MODULE...` (the modules to import before it
+says it is ready: the guard names the decoders, which import this module, so it never imports them by name); run
+with the modules alone it only checks that they import, to diagnose a helper that will not start.
 
 Replies on the pipe: ("progress", n) whenever the target calls `report_progress` (the guard's
 watchdog waits on these), then ("result", value) or ("error", exception). Large arrays in the
@@ -106,11 +107,12 @@ def _call(target: str, args: tuple):
         return "error", RuntimeError(f"{target} failed in the decoding helper: {error!r}")
 
 
-def _serve(request_fd: int, reply_fd: int) -> None:
+def _serve(request_fd: int, reply_fd: int, preload: list[str]) -> None:
     global _replies, _prefix, _reported
     requests = Connection(request_fd, writable=False)
     _replies = Connection(reply_fd, readable=False)
-    importlib.import_module("hallubench.loaders.decode")  # load PyAV before the first deadline starts
+    for module in preload:  # the decoders (PyAV) load before the first deadline starts
+        importlib.import_module(module)
     _replies.send("ready")
     while True:
         try:
@@ -130,10 +132,13 @@ def _serve(request_fd: int, reply_fd: int) -> None:
 
 
 def main(argv: list[str]) -> None:
-    if len(argv) == 2:
-        _serve(int(argv[0]), int(argv[1]))
+    """`REQUEST_FD REPLY_FD [MODULE ...]`: serve, the MODULEs (named by the guard) imported first; MODULEs alone:
+    check that they import."""
+    if len(argv) >= 2 and all(arg.isdigit() for arg in argv[:2]):
+        _serve(int(argv[0]), int(argv[1]), argv[2:])
     else:
-        importlib.import_module("hallubench.loaders.decode")
+        for module in argv:
+            importlib.import_module(module)
         print("the decoding helper's imports work")
 
 

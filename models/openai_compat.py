@@ -54,16 +54,13 @@ from .protocol import (
     collect,
 )
 from .redact import redact
+from hallubench.errors import RetryBudgetSpent
 
 VIDEO_MODES = ("frames", "vllm")
 TOP_LOGPROBS = 20  # the most the OpenAI API returns; vLLM allows more (its --max-logprobs, default 20)
 RETRY_STATUS = frozenset({408, 409, 429}) | frozenset(range(500, 600))
 AUTH_STATUS = frozenset({401, 403})
 ERROR_TEXT_CHARS = 500  # of a server's error body kept in the message (after masking)
-
-
-class RetryBudgetSpent(ModelUnusable):
-    """Requests of this model failed for `retry_budget` seconds in all: the server looks down, the run stops."""
 
 
 def retry_after_seconds(value: str | None, now: float) -> float | None:

@@ -7,6 +7,8 @@ from typing import Literal, Protocol, Union, runtime_checkable
 import numpy as np
 from PIL import Image
 
+from hallubench.errors import GenerationError, ModelUnusable  # noqa: F401  (importable from here, as before)
+
 
 @dataclass(frozen=True)
 class TextPart:
@@ -103,26 +105,6 @@ class GenerationSettings:
     @property
     def model_default(self) -> bool:
         return self.temperature is None
-
-
-class ModelUnusable(RuntimeError):
-    """No request can succeed (e.g. the server refuses the credentials): the run stops, it records nothing."""
-
-
-class GenerationError(RuntimeError):
-    """A conversation could not be answered (after any retries).
-
-    `index` is its position in the `generate` call; `partial`, when an adapter sets it, holds the outputs
-    of that call per conversation (None where it failed) so callers can keep the ones that succeeded.
-    `outcomes`, set by `collect` when every conversation was tried on its own (with its own retries), holds each
-    one's outputs or final GenerationError: callers must not try the failed ones again.
-    """
-
-    def __init__(self, message: str, index: int | None = None, partial: list[list[str] | None] | None = None):
-        super().__init__(message)
-        self.index = index
-        self.partial = partial
-        self.outcomes: list[list[str] | GenerationError] | None = None
 
 
 @runtime_checkable

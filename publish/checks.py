@@ -19,25 +19,10 @@ from huggingface_hub.utils import HFValidationError, validate_repo_id
 from hallubench.benchmarks import get_task
 from hallubench.benchmarks.task import Task
 from hallubench.builders.eval_yaml import FILE as EVAL_YAML
-from hallubench.errors import PublishError
+from hallubench.errors import (BenchmarkRepoError, PartialRunError, PublishError, RepoIdError,  # noqa: F401
+                               ResultsFolderTakenError)
 from hallubench.harness.dataset_source import LOCAL, fingerprint_files, named_fingerprint
 from hallubench.harness.results_schema import Results
-
-
-class RepoIdError(PublishError):
-    """A repo id given to publish (--repo, --model-id, --benchmark-ids) is no Hub repo id."""
-
-
-class BenchmarkRepoError(PublishError):
-    """A --benchmark-ids repo is missing, not a hallubench benchmark dataset, or lacks the task ids used."""
-
-
-class PartialRunError(PublishError):
-    """The run scored a subset (--limit) or lacks samples; published only with --allow-partial."""
-
-
-class ResultsFolderTakenError(PublishError):
-    """The model's folder in the results repo already holds another model's results."""
 
 
 def check_repo_id(value: str, flag: str) -> str:

@@ -1,7 +1,7 @@
 """What a ranking judges a target sentence against, per evidence model, and which cached judge does it.
 
 The pair judges (embedding, nli, llm) read each evidence model's sampled passages, one judge for all of
-them; CrossCheck-implicit (ranking/implicit.py) instead shows each evidence model the item itself, one
+them; CrossCheck-implicit (ranking/implicit_evidence.py) instead shows each evidence model the item itself, one
 judge per evidence model. Boards ask this object, so they need not know which kind they have.
 """
 from __future__ import annotations

@@ -82,7 +82,7 @@ def _llm(config: LLMJudgeArgs):
 
 @register_judge("implicit", config=ImplicitJudgeArgs)
 def _implicit(config: ImplicitJudgeArgs, run_dirs, cache):
-    from hallubench.ranking.implicit import ImplicitEvidenceJudges
+    from hallubench.ranking.implicit_evidence import ImplicitEvidenceJudges
 
     return ImplicitEvidenceJudges(config, run_dirs, cache)
 

@@ -67,7 +67,7 @@ def test_build_without_source_downloads_the_official_release_and_records_repo_an
     official = json.loads((mini_cmm_release / "all_data_final_reorg.json").read_text())
     assert rows["question"] == [item["question"] for item in official]
     assert all((tmp_path / "cmm" / path).is_file() for path in rows["video_path"] if path)
-    assert ("GET", f"/api/datasets/DAMO-NLP-SG/CMM/revision/main") in hub.requests
+    assert ("GET", "/api/datasets/DAMO-NLP-SG/CMM/revision/main") in hub.requests
     # A second build is served from the huggingface_hub cache: no file is downloaded again.
     downloads = sum(method == "GET" and "/resolve/" in path for method, path in hub.requests)
     again = hallubench(["build", "cmm", "--out", str(tmp_path / "again")], hub, tmp_path / "home")

@@ -5,13 +5,11 @@ from hallubench.harness.plot import _fractions, _label, plot_results
 from hallubench.harness.results_schema import GroupResult, Results, TaskResult
 
 
-def test_fractions_keep_values_in_0_1_and_add_the_unreadable_share():
+def test_fractions_are_the_metrics_with_a_stderr_plus_the_unreadable_share():
     result = GroupResult(n_selected=8, n_unparsed=2, n_scored=6, n_unreadable=2, unreadable_share=0.25,
-                         metrics={"pa": 0.5, "hr": 1.0, "unparsed": 2, "flag": True, "by_group": {}, "pa_ci": None})
-    assert _fractions(result) == {"pa": 0.5, "hr": 1.0, "unreadable share": 0.25}
-    with_stderr = GroupResult(n_selected=8, unreadable_share=0.0,
-                              metrics={"pa": 0.5, "pa_stderr": 0.1, "hr": 1.0, "hr_stderr": 0.0})
-    assert _fractions(with_stderr) == {"pa": 0.5, "hr": 1.0, "unreadable share": 0.0}  # stderrs are error bars
+                         metrics={"pa": 0.5, "pa_stderr": 0.1, "hr": 1.0, "hr_stderr": None, "other": 0.5,
+                                  "unparsed": 2, "flag": True, "by_group": {}, "pa_ci": None})
+    assert _fractions(result) == {"pa": 0.5, "hr": 1.0, "unreadable share": 0.25}  # stderrs are error bars
     assert "unreadable share" not in _fractions(GroupResult(n_selected=8, n_without_media=8))  # nothing answered
 
 

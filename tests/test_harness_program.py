@@ -205,7 +205,8 @@ def test_score_inputs_feed_the_metric_what_the_parser_read_and_summarize_shapes_
     judged = {"self_judgments": ["Guess: Yes"], "perturbed_judgments": ["Guess: No", "Guess: No"]}
     task = replace(TOY, metric="sac3", metric_args={"threshold": 0.5},
                    score_inputs=lambda r: {**r["parsed"], "labels": r["reference"]},
-                   summarize=lambda out: {f"{name}_accuracy": value for name, value in out["accuracy"].items()})
+                   summarize=lambda out: {f"{name}_accuracy": value for name, value in out["accuracy"].items()},
+                   fractions=("sc2_accuracy", "sac3_q_accuracy"))  # a task that summarizes declares its fractions
     records = [record(0, judged), record(1, None), record(2, {**judged, "self_judgments": ["Guess: No"]})]
     result = score_task(task, records, 3)
     assert (result.n_selected, result.n_unparsed, result.n_scored) == (3, 1, 2)

@@ -104,12 +104,13 @@ def test_cchall_reports_stderr_for_accuracy_and_macro_f1_and_their_direction():
     assert result.metrics["accuracy_avg"] == result.metrics["accuracy"]  # one source: its AVG is the pooled value
 
 
-def test_counts_of_zero_or_one_are_not_fractions():
-    """`unparsed` and `n` are counts: a value of 0 or 1 must not get a standard error or a bar as a fraction."""
+def test_only_declared_fractions_are_fractions():
+    """`unparsed` and `n` are counts: a value of 0 or 1 gets no standard error, nor does a share the metric does
+    not declare a fraction; an undefined fraction (None) is left out."""
     from hallubench.harness.uncertainty import fractions
 
-    assert fractions({"pa": 0.5, "hr": 1.0, "unparsed": 1, "n": 0, "unparsed_indices": [2], "by_group": {}}) \
-        == {"pa": 0.5, "hr": 1.0}
+    values = {"pa": 0.5, "hr": 1.0, "yes_ratio": None, "other": 0.3, "unparsed": 1, "n": 0, "unparsed_indices": [2]}
+    assert fractions(values, ("pa", "hr", "yes_ratio", "accuracy")) == {"pa": 0.5, "hr": 1.0}
 
 
 def _straightforward_stderr(task, records):
@@ -130,10 +131,11 @@ def _straightforward_stderr(task, records):
         picks = np.concatenate([np.asarray(b)[rng.integers(0, len(b), len(b))] for b in blocks.values()])
         resampled = {name: {c: [v[i] for i in picks] for c, v in values.items()} if isinstance(values, dict)
                      else [values[i] for i in picks] for name, values in per_item.items()}
-        out = load_metric(task.metric)._compute(**resampled, **task.metric_args)
+        metric = load_metric(task.metric)
+        out = metric._compute(**resampled, **task.metric_args)
         tables = [(None, out)] + [(g, v) for breakdown in out["by_group"].values() for g, v in breakdown.items()]
         for group, values in tables:
-            for name, value in fractions(values).items():
+            for name, value in fractions(values, metric.fractions).items():
                 samples.setdefault((group, name), []).append(value)
     return {key: float(np.std(values, ddof=1)) for key, values in samples.items()}
 

@@ -5,7 +5,7 @@ import sqlite3
 import pytest
 
 from hallubench.judges import BaseJudge, CachedJudge, Judgment, JudgmentCache, default_cache_path
-from hallubench.judges.cache import judgment_key
+from hallubench.judges.judgment_cache import judgment_key
 
 
 class CountingJudgeDouble(BaseJudge):
@@ -134,3 +134,12 @@ def test_concurrent_writers(tmp_path):
     assert {k: j.score for k, j in stored.items()} == {k: score_of(s, "evidence") for k, s in keys.items()}
     # Workers may race on a shared pair, but never judge more than their own misses.
     assert len(expected) <= sum(calls) <= n * len(expected)
+
+
+def test_the_old_module_names_still_import_for_one_release():
+    from hallubench.judges.cache import JudgmentCache as Old
+    from hallubench.judges.cached import CachedJudge as OldJudge
+    from hallubench.judges.cached_judge import CachedJudge
+    from hallubench.judges.judgment_cache import JudgmentCache
+
+    assert (Old, OldJudge) == (JudgmentCache, CachedJudge)

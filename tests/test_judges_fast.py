@@ -104,7 +104,7 @@ def test_embedding_judge_encodes_each_unique_text_once_per_ranking(embedding_jud
 
 @pytest.mark.parametrize("size", [1, 2, 3, 4, 7])
 def test_calls_are_cut_at_passage_boundaries_only(size):
-    from hallubench.judges.cached import passage_calls
+    from hallubench.judges.cached_judge import passage_calls
 
     passages = ["a", "a", "a", "b", "c", "c", "d", "d", "d", "d"]
     keys = [f"k{i}" for i in range(len(passages))]

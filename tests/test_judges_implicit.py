@@ -166,8 +166,10 @@ def test_through_the_openai_adapter():
         return httpx.Response(200, json={"choices": [{"index": 0, "message": {"role": "assistant", "content": reply},
                                                       "finish_reason": "stop"}]})
 
-    make = lambda name: get_model("openai", model=name, base_url="http://mm.test/v1", api_key_env=None,
-                                  transport=httpx.MockTransport(server_double))
+    def make(name):
+        return get_model("openai", model=name, base_url="http://mm.test/v1", api_key_env=None,
+                         transport=httpx.MockTransport(server_double))
+
     judge = ImplicitMultimodalJudge(EvidenceStandIn(make("analyst")), make("judge"), SUBJECTS.__getitem__)
     assert judge.score_batch([("A dog sits.", "img-1"), ("A tone.", "clip-1")]) == [1.0, 0.0]
     by_model = {}

@@ -9,7 +9,6 @@ from hallubench.judges import CachedJudge, JudgmentCache
 from hallubench.judges.llm import (
     EXPLICIT_PROMPT,
     ExplicitLLMJudge,
-    ImplicitLLMJudge,
     parse_explicit,
     parse_implicit,
 )
@@ -74,50 +73,6 @@ def test_parse_explicit(text, score, undecided):
 )
 def test_parse_implicit_yes_means_errors(text, score, undecided):
     assert (parse_implicit(text).score, parse_implicit(text).undecided) == (score, undecided)
-
-
-def test_implicit_judge_defaults_to_the_papers_table9_prompts():
-    def answer(prompt):
-        return "The birth year is wrong." if prompt.endswith("in this sentence.") else "Yes, it does."
-
-    model = ScriptedChatModelDouble(answer)
-    judge = ImplicitLLMJudge(model)
-    assert judge.prompt_version == "crosscheck-implicit-table9-v1"
-    assert judge.score_batch([("He was born in 1990.", "Ada Lovelace")]) == [1.0]
-    (first, _), (second, _) = model.calls
-    # CrossCheckGPT Table 9, <name> = the subject, verbatim (the space before "List" included)
-    assert first[0][0].content[0].text == (
-        "You are given the following sentence about Ada Lovelace that might be inaccurate:\nHe was born in 1990.\n"
-        " List possible inaccurate information in this sentence."
-    )
-    assert second[0][0].content[0].text == (
-        "You are given the following sentence about Ada Lovelace:\nHe was born in 1990.\n"
-        "The following is an analysis of possible inaccuracies in this sentence:\nThe birth year is wrong.\n"
-        "Based on the analysis, determine if the sentence contains any inaccurate information. Answer Yes or No."
-        "\n\nAnswer:"
-    )
-
-
-def test_implicit_judge_runs_the_authors_code_prompts_as_cot():
-    def answer(prompt):
-        return "The birth year is wrong." if prompt.endswith("List any factual errors in the sentence.") else '{"Answer": "YES"}'
-
-    model = ScriptedChatModelDouble(answer)
-    judge = ImplicitLLMJudge(model, prompts="cot")
-    assert judge.prompt_version == "crosscheck-implicit-cot-v1"
-    assert judge.score_batch([("He was born in 1990.", "Ada Lovelace")]) == [1.0]
-    (first, s1), (second, s2) = model.calls
-    assert first[0][0].content[0].text == (
-        "You are given the following sentence about Ada Lovelace:\nHe was born in 1990.\n"
-        "List any factual errors in the sentence."
-    )
-    assert second[0][0].content[0].text == (
-        "You are given the following sentence about Ada Lovelace:\nHe was born in 1990.\n"
-        "The following is an analysis of possible factual errors in this sentence:\nThe birth year is wrong.\n"
-        "Based on the analysis, determine if the sentence contains any factual errors. Answer YES if it has errors, "
-        'and NO if it does not. Your answer should be in the following format:\n{"Answer": <YES_or_NO>}'
-    )
-    assert (s1.max_new_tokens, s2.max_new_tokens, s1.temperature, s2.temperature) == (128, 8, 0.0, 0.0)
 
 
 def test_not_a_chat_model_is_refused():

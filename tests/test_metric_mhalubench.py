@@ -162,8 +162,12 @@ def test_per_response_answers_score_as_their_verdicts_given_per_claim(mhalubench
                                    groups={"task_type": flat_groups})
     assert (per_response.pop("responses_unparsed"), per_response.pop("responses_partial")) == (unparsed, partial)
     assert unparsed > 0 and partial > 0
-    for breakdown in per_response["by_group"]["task_type"].values():
-        del breakdown["responses_unparsed"], breakdown["responses_partial"]
+    # the contract's n and unparsed count the items given: responses here, claims there
+    assert (per_response.pop("n"), per_response.pop("unparsed")) == (len(texts), unparsed)
+    assert (per_claim.pop("n"), per_claim.pop("unparsed")) == (len(flat_preds), flat_preds.count(None))
+    for breakdown in [*per_response["by_group"]["task_type"].values(), *per_claim["by_group"]["task_type"].values()]:
+        for key in ("responses_unparsed", "responses_partial", "n", "unparsed"):
+            breakdown.pop(key, None)
     assert per_response == per_claim
     assert per_response["claim_unparsed"] == flat_preds.count(None) > 0
 

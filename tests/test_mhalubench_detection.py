@@ -104,7 +104,7 @@ def test_demonstrations_are_release_items_verbatim_and_no_task_evaluates_them(sh
     for index, demo in zip((25, 49), DEMONSTRATIONS):
         item = items[index]
         assert (item["image_name"], item["repsonse"]) == (demo.image_name, demo.response)
-        assert [(c["claim"], c["claim_label"]) for c in claims(row_of(item))] == [(c, l) for c, l, _ in demo.verdicts]
+        assert [(c["claim"], c["claim_label"]) for c in claims(row_of(item))] == [(c, label) for c, label, _ in demo.verdicts]
     for name in TASKS:
         excluded = [i for i, item in enumerate(items) if get_task(name).exclude(row_of(item))]
         assert excluded == [25, 49]

@@ -313,7 +313,7 @@ def test_a_processor_without_a_template_uses_its_tokenizers_else_is_refused(tiny
         processor = original(cls, *args, **kwargs)
         processor.chat_template = None
         for part in dropped:
-            setattr(getattr(processor, part), "chat_template", None)
+            getattr(processor, part).chat_template = None
         return processor
 
     monkeypatch.setattr(transformers.AutoProcessor, "from_pretrained", classmethod(drop_template))

@@ -309,7 +309,7 @@ def test_two_checkpoints_sharing_a_basename_get_two_folders_and_a_taken_folder_i
     assert main(["publish", str(second), "--repo", REPO, "--model-id", "org/omni", "--no-model-results"]) == 2
     err = capfd.readouterr().err
     assert "folder org--omni/ already holds the results of '/ckpt/qwen2_5_omni'" in err and "--model-id" in err
-    assert hub.repos[REPO].files[f"org--omni/results.json"] == (first / "results.json").read_bytes()
+    assert hub.repos[REPO].files["org--omni/results.json"] == (first / "results.json").read_bytes()
     assert all(hub.repos[REPO].files[p] == d for p, d in held.items() if p != "README.md")
     # the same model published again replaces its own folder
     assert main(["publish", str(first), "--repo", REPO, "--model-id", "org/omni", "--no-model-results"]) == 0

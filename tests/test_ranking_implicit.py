@@ -16,7 +16,7 @@ from hallubench.cli.main import main
 from hallubench.harness import store
 from hallubench.judges import split_sentences
 from hallubench.loaders import load_audio, load_video
-from hallubench.ranking import implicit
+from hallubench.ranking import implicit_evidence as implicit
 
 torch.set_num_threads(1)
 TASKS = ["avhallubench_visual", "avhallubench_audio"]

@@ -15,7 +15,7 @@ import yaml
 from hallubench.cli.main import main
 from hallubench.harness import store
 from hallubench.judges import split_sentences
-from hallubench.judges.cache import judgment_key
+from hallubench.judges.judgment_cache import judgment_key
 from hallubench.publish.rankings import CONFIGS
 from hallubench.ranking.report import FILES
 
@@ -182,13 +182,16 @@ def test_rank_cli_reproduces_scores_from_the_cache(setup, runs, tmp_path, capsys
 
 def test_push_to_hub_uploads_the_ranking_folder(setup, runs, monkeypatch, tmp_path):
     from hallubench.cli.rank import push
+    from hallubench.errors import PublishError
     from hub_server import StandInHub
     from test_publish_hub import TOKEN
 
     monkeypatch.setenv("HF_TOKEN", TOKEN)
     double = StandInHub({}).serve_in_process(monkeypatch, tmp_path)
     try:  # the runs are on the mini benchmarks: refused unless allowed, then marked
-        assert push(setup[0] / "out" / "ranking", "me/crosscheck-ranking", "rank") == 2 and not double.requests
+        with pytest.raises(PublishError, match="embedded synthetic mini benchmarks"):  # cli/main.py prints it
+            push(setup[0] / "out" / "ranking", "me/crosscheck-ranking", "rank")
+        assert not double.requests
         assert push(setup[0] / "out" / "ranking", "me/crosscheck-ranking", "rank", allow_mini_data=True) == 0
     finally:
         double.close()

@@ -6,6 +6,8 @@ import functools
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+from hallubench.errors import ConfigError
+
 
 class _QuietHandler(SimpleHTTPRequestHandler):
     def log_message(self, *args):  # one line per request would bury the address printed above
@@ -18,8 +20,14 @@ def make_server(site: Path, port: int = 8000) -> ThreadingHTTPServer:
 
 
 def serve(site: Path, port: int = 8000) -> None:
-    """Serve `site` on http://127.0.0.1:`port`/ until interrupted (Ctrl-C)."""
-    with make_server(site, port) as server:
+    """Serve `site` on http://127.0.0.1:`port`/ until interrupted (Ctrl-C); ConfigError when the port cannot be
+    had (e.g. taken)."""
+    try:
+        server = make_server(site, port)
+    except OSError as err:
+        raise ConfigError(f"cannot serve on 127.0.0.1:{port} ({err}); pass --port with a free one (0 picks one), "
+                          "or open the site from disk") from None
+    with server:
         print(f"serving {site} at http://127.0.0.1:{server.server_address[1]}/ (Ctrl-C stops)", flush=True)
         try:
             server.serve_forever()

@@ -51,6 +51,7 @@ Returns:
         predicted types in `LABELS` order then a last "unparsed" column.
     labels (`list` of `str`): the column order of the confusion matrix.
     unparsed (`int`), unparsed_indices (`list` of `int`): predictions with no readable type.
+    n (`int`): how many predictions.
     by_group (`dict`): {column: {value: {accuracy, macro_f1, unparsed, n}}}.
 
 Examples:
@@ -203,6 +204,7 @@ def _scores(matrix: list) -> dict:
         "confusion_matrix": matrix,
         "labels": list(COLUMNS),
         "unparsed": sum(row[-1] for row in matrix),
+        "n": sum(map(sum, matrix)),
     }
 
 
@@ -226,9 +228,7 @@ def score_labels(references: np.ndarray, predicted: np.ndarray, group_codes: dic
             n = sum(map(sum, matrix))
             if n:  # a value that no (resampled) item has is no group
                 scores = _scores(matrix)
-                result["by_group"][column][value] = {
-                    "accuracy": scores["accuracy"], "macro_f1": scores["macro_f1"], "unparsed": scores["unparsed"], "n": n,
-                }
+                result["by_group"][column][value] = {name: scores[name] for name in ("accuracy", "macro_f1", "unparsed", "n")}
     if group_codes:  # the paper's AVG: each group counts once, whatever its size
         first = result["by_group"][next(iter(group_codes))].values()
         for name in ("accuracy", "macro_f1"):
@@ -238,6 +238,18 @@ def score_labels(references: np.ndarray, predicted: np.ndarray, group_codes: dic
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class CCHall(evaluate.Metric):
+    # The harness contract (ARCHITECTURE.md, "The metric contract").
+    fractions = ("accuracy", "macro_f1", "weighted_f1", "accuracy_avg", "macro_f1_avg")
+    higher_is_better = dict.fromkeys(fractions, True)
+
+    @staticmethod
+    def example_inputs(rng, n):
+        """Valid random inputs of n items for `_compute` (the contract test's)."""
+        options = [rng.sample(LABELS, len(LABELS)) for _ in range(n)]
+        outputs = [f"Final Answer: {letter}." for letter in _LETTERS] + [f"Final Answer: {label}." for label in LABELS]
+        return {"predictions": [rng.choice(outputs + ["", "I cannot tell."]) for _ in range(n)],
+                "references": [rng.choice(LABELS) for _ in range(n)], "options": options}
+
     def _info(self):
         return evaluate.MetricInfo(
             description=_DESCRIPTION,

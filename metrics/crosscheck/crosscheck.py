@@ -85,6 +85,7 @@ Returns:
     document_scores (`dict`): per system, per document, the mean sentence score of the passage.
     sentence_scores (`dict`): per system, per document, the sentence scores.
     missing_evidence (`dict`): per system, the `evidence_models` its records do not have (checked without them).
+    n (`int`): the records; unparsed (`int`): 0 (judgments are numbers, nothing is parsed).
 
 Examples:
 
@@ -453,6 +454,21 @@ _RECORD_FEATURES = {
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class Crosscheck(evaluate.Metric):
+    # The harness contract (ARCHITECTURE.md, "The metric contract"): the scores are tables by system, so no output
+    # is a top-level fraction.
+    fractions = ()
+    higher_is_better = {}
+
+    @staticmethod
+    def example_inputs(rng, n):
+        """Valid random inputs for `_compute`: n documents, each with systems a and b judged on their own and the
+        other's evidence (four records per document)."""
+        records = [(system, f"q{i}", evidence) for i in range(n) for system in "ab" for evidence in "ab"]
+        sentences = {(system, document): rng.randint(1, 3) for system, document, _ in records}
+        return {"systems": [r[0] for r in records], "documents": [r[1] for r in records],
+                "evidence": [r[2] for r in records],
+                "judgments": [[rng.random() for _ in range(sentences[r[:2]])] for r in records]}
+
     def _info(self):
         if self.config_name not in ("default", "judgments", "texts"):
             raise ValueError(f'config {self.config_name!r} is unknown; use "judgments" (the default) or "texts".')
@@ -521,7 +537,8 @@ class Crosscheck(evaluate.Metric):
             num_samples = [len(passages) for passages in evidence_passages]
         table = build_table(systems, documents, evidence, judgments)
         counts = None if num_samples is None else build_counts(systems, documents, evidence, num_samples)
-        return aggregate(table, num_samples=counts, **options)
+        # n and unparsed: the contract's counts (judgments are numbers: nothing is parsed)
+        return {**aggregate(table, num_samples=counts, **options), "n": len(systems), "unparsed": 0}
 
     @staticmethod
     def _judge_texts(sentences, evidence_passages, systems, documents, judge, batch_judge) -> list[list[float]]:

@@ -57,6 +57,8 @@ Returns:
     by_claim_category (`dict`, with claim_categories): {category: the claim-level metrics (claim_accuracy,
         claim_macro_f1, ...) over the claims of that category}, as UniHD reports detection by claim type; a
         claim with several categories counts in each.
+    n (`int`), unparsed (`int`): the items given (claims, or responses) and those without a verdict (claim_unparsed,
+        or responses_unparsed).
     by_group (`dict`): {column: {value: the same metrics for that group's claims or responses}}.
 
 Examples:
@@ -243,6 +245,19 @@ def _score_responses(predictions: list, references: list, segment_ids: list, cla
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class MHaluBench(evaluate.Metric):
+    # The harness contract (ARCHITECTURE.md, "The metric contract").
+    fractions = tuple(f"{level}_{score}" for level in ("claim", "segment") for score in (
+        "accuracy", "macro_precision", "macro_recall", "macro_f1", *(f"{label}_{score}" for label in (
+            "hallucination", "non_hallucination") for score in ("precision", "recall", "f1"))))
+    higher_is_better = dict.fromkeys(fractions, True)
+
+    @staticmethod
+    def example_inputs(rng, n):
+        """Valid random inputs of n items (claims; every third one opens a new segment) for `_compute`."""
+        return {"predictions": [rng.choice([*LABELS, None]) for _ in range(n)],
+                "references": [rng.choice(LABELS) for _ in range(n)],
+                "segment_ids": [str(i // 3) for i in range(n)]}
+
     def _info(self):
         per_claim = {"predictions": datasets.Value("string"), "references": datasets.Value("string"),
                      "segment_ids": datasets.Value("string")}
@@ -280,13 +295,19 @@ class MHaluBench(evaluate.Metric):
             raise ValueError(f"claim_categories has {len(claim_categories)} items for {len(predictions)} predictions "
                              f"(first unpaired index: {min(len(claim_categories), len(predictions))})")
         columns = (predictions, references, segment_ids, claim_categories)
-        result = score(*columns)
+
+        def counted(*items):  # the contract's n and unparsed: of the items given, claims or responses
+            out = score(*items)
+            per_response = score is _score_responses
+            return {**out, "n": len(items[0]), "unparsed": out["responses_unparsed" if per_response else "claim_unparsed"]}
+
+        result = counted(*columns)
         result["by_group"] = {}
         for column, values in _check_groups(groups, len(predictions)).items():
             members: dict = {}
             for i, value in enumerate(values):
                 members.setdefault(value, []).append(i)
             result["by_group"][column] = {
-                value: score(*(None if items is None else [items[i] for i in idx] for items in columns))
+                value: counted(*(None if items is None else [items[i] for i in idx] for items in columns))
                 for value, idx in members.items()}
         return result

@@ -46,6 +46,7 @@ Returns:
     unparsed (`int`): how many predictions had no answer; in official mode, those whose first five
         characters contain neither "yes" nor "no".
     unparsed_indices (`list` of `int`): their positions.
+    n (`int`): how many predictions.
     by_group (`dict`): {column: {value: {pa, hr, accuracy, yes_ratio, unparsed, n}}}.
 
 Examples:
@@ -144,6 +145,17 @@ def _summary(references: list, answers: list, correct: list, empty: Optional[flo
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class PaHr(evaluate.Metric):
+    # The harness contract (ARCHITECTURE.md, "The metric contract").
+    fractions = ("pa", "hr", "accuracy", "yes_ratio")
+    higher_is_better = {"pa": True, "hr": True, "accuracy": True, "yes_ratio": None}
+
+    @staticmethod
+    def example_inputs(rng, n):
+        """Valid random inputs of n items for `_compute` (the contract test's)."""
+        outputs = ["Yes.", "**No**", "no, it is not", "I know it is there.", "", "Yes/No", "YES"]
+        return {"predictions": [rng.choice(outputs) for _ in range(n)],
+                "references": [rng.choice(["yes", "no", " Yes "]) for _ in range(n)]}
+
     def _info(self):
         return evaluate.MetricInfo(
             description=_DESCRIPTION,
@@ -180,7 +192,6 @@ class PaHr(evaluate.Metric):
             correct = [answer == ref for answer, ref in zip(answers, references)]
         empty = 0.0 if mode == "official" else None
         result = _summary(references, answers, correct, empty)
-        del result["n"]
         result["unparsed_indices"] = [i for i, answer in enumerate(answers) if answer is None]
         result["by_group"] = {}
         for column, values in groups.items():

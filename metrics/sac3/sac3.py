@@ -72,6 +72,7 @@ Returns:
         (None where absent).
     num_unparseable (`int`): how many judge strings could not be parsed.
     unparseable (`list` of `dict`): each unparseable string with its argument, item, sample and text.
+    n (`int`): how many items; unparsed (`int`): the items with an unparseable judge string.
 
 Examples:
 
@@ -221,6 +222,21 @@ def _check_labels(labels, n_items: int) -> list[bool]:
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class Sac3(evaluate.Metric):
+    # The harness contract (ARCHITECTURE.md, "The metric contract"): every score is a table by score name, so no
+    # output is a top-level fraction; the SAC3 tasks' `summarize` flattens them and declares the flat ones.
+    fractions = ()
+    higher_is_better = {}
+
+    @staticmethod
+    def example_inputs(rng, n):
+        """Valid random inputs of n items, two samples each, for `_compute`."""
+        def judgments():
+            return [[rng.choice(["Guess: Yes\nProbability: 0.8", "Guess: No\nProbability: 0.6", "No", "maybe"])
+                     for _ in range(2)] for _ in range(n)]
+
+        return {"self_judgments": judgments(), "perturbed_judgments": judgments(),
+                "labels": [rng.random() < 0.5 for _ in range(n)]}
+
     def _info(self):
         return evaluate.MetricInfo(
             description=_DESCRIPTION,
@@ -301,5 +317,6 @@ class Sac3(evaluate.Metric):
             }
             results["confidence_auroc"] = {name: roc_auc(labels, values) for name, values in confidence.items()}
             results["auroc"] = {name: roc_auc(labels, values) for name, values in scores.items()}
-        results.update(probabilities=probabilities, num_unparseable=len(failures), unparseable=failures)
+        results.update(probabilities=probabilities, num_unparseable=len(failures), unparseable=failures, n=n_items,
+                       unparsed=len({failure["item"] for failure in failures}))
         return results

@@ -58,6 +58,7 @@ Returns:
     num_passages_nonfact_star (`int`): the passages NonFact* is computed on.
     positives (`dict`): per task, how many sentences are positive (the AUC-PR of a random detector).
     A task without positive sentences scores None.
+    n (`int`): the passages; unparsed (`int`): 0 (the scores are numbers, nothing is parsed).
 
 Examples:
 
@@ -162,11 +163,25 @@ def detect(predictions, references, drop_all_major: bool = True) -> dict:
         "num_passages": len(passages),
         "num_passages_nonfact_star": len(kept),
         "positives": {task: int(mask.sum()) for task, mask in positives.items()},
+        "n": len(passages),
+        "unparsed": 0,  # scores are numbers: nothing to read
     }
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class SentenceDetection(evaluate.Metric):
+    # The harness contract (ARCHITECTURE.md, "The metric contract").
+    fractions = ("nonfact_auc_pr", "nonfact_star_auc_pr", "factual_auc_pr")
+    higher_is_better = {**dict.fromkeys(fractions, True), "passage_pearson": True, "passage_spearman": True}
+
+    @staticmethod
+    def example_inputs(rng, n):
+        """Valid random inputs of n passages of one to four sentences for `_compute`."""
+        sizes = [rng.randint(1, 4) for _ in range(n)]
+        return {"predictions": [[rng.random() for _ in range(size)] for size in sizes],
+                "references": [[rng.choice(["accurate", "minor_inaccurate", "major_inaccurate"]) for _ in range(size)]
+                               for size in sizes]}
+
     def _info(self):
         scores = datasets.Sequence(datasets.Value("float64"))
         return evaluate.MetricInfo(

@@ -8,7 +8,7 @@ import pytest
 from hallubench.cli.main import main
 from hallubench.judges import JudgmentCache
 from hallubench.judges.base import BaseJudge, Judgment
-from hallubench.judges.cached import CachedJudge, JudgeError
+from hallubench.judges.cached_judge import CachedJudge, JudgeError
 from hallubench.models import GenerationError
 
 from conftest import API_KEY, openai_run_argv

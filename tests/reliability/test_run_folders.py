@@ -7,7 +7,7 @@ import json
 import pytest
 
 from hallubench.errors import ConfigError
-from hallubench.ranking.implicit import read_evidence_run
+from hallubench.ranking.implicit_evidence import read_evidence_run
 
 
 def run_folder(tmp_path, model, model_args):

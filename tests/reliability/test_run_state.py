@@ -99,7 +99,7 @@ def test_a_full_disk_at_the_merge_or_the_chart_is_a_named_error_and_the_rerun_is
     if where == "samples.jsonl":
         assert sorted(p.name for p in out.glob(store.RANK_GLOB)) == ["samples_rank0.jsonl"]  # kept until merged
     _readers_refuse(out, tmp_path, capfd, f"{out} is unfinished", "failed (FolderWriteError: cannot write",
-                    f"running the same command again: hallubench run --model openai --model-args")
+                    "running the same command again: hallubench run --model openai --model-args")
     monkeypatch.setattr("hallubench.harness.atomic.os.replace", replace)
     asked = len(server.requests)
     assert main(argv) == 0
