@@ -25,7 +25,7 @@ import numpy as np  # noqa: E402
 
 from hallubench.judges import CachedJudge, JudgmentCache, judge_responses, split_sentences  # noqa: E402
 from hallubench.judges.llm import EXPLICIT_PROMPT, LogprobLLMJudge  # noqa: E402
-from hallubench.models import Message, TextPart, get_model  # noqa: E402
+from hallubench.models import get_model  # noqa: E402
 from hallubench.models.prefix_scoring import prefix_groups  # noqa: E402
 from hallubench.testing.tiny_models import make_tiny_model  # noqa: E402
 
