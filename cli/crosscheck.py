@@ -37,7 +37,8 @@ from hallubench.judges.cached import JudgeError
 from hallubench.models.protocol import ModelUnusable
 
 S = argparse.SUPPRESS
-RUN_OPTIONS = ("seed", "batch_size", "gen_kwargs", "modality", "num_frames", "fps", "max_frames", "device", "dtype")
+RUN_OPTIONS = ("seed", "batch_size", "gen_kwargs", "modality", "num_frames", "fps", "max_frames", "device", "dtype",
+               "include")
 KEYS = {"model", "models", "model_args", "tasks", "output_dir", "data_dir", "limit", "num_samples", "push_to_hub",
         "allow_mini_data", *RUN_OPTIONS, *RANK_OPTIONS}
 

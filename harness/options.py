@@ -197,6 +197,7 @@ class RunOptions:
     dtype: str | None = None
     task_args: dict[str, Any] = field(default_factory=dict)  # multi-step programs' args and metric_args overrides
     helpers: dict[str, dict[str, Any]] = field(default_factory=dict)  # role -> adapter args (adapter=hf|openai, ...)
+    include: list[str] = field(default_factory=list)  # plug-ins from outside hallubench (registry.include), as loaded
 
     def __post_init__(self) -> None:
         if self.dtype is not None and self.dtype not in DTYPES:
