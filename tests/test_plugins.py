@@ -204,3 +204,34 @@ def test_an_installed_plugin_package_shows_up_and_runs(tmp_path):
     results = _results(tmp_path / "run")
     assert results["tasks"]["toyecho_qa"]["metrics"]["agreement"] == 1.0
     assert results["environment"]["packages"]["hallubench-toy-plugin"] == "0.1.0"
+
+
+NEW_MODULES = {  # home package -> a new module of its folder, as ARCHITECTURE.md's "Where to add things" says
+    "hallubench.models": ("dummy", "from hallubench.registry import register_model\n\n"
+                                   "@register_model('dummy')\ndef dummy(**args): ...\n", MODELS),
+    "hallubench.judges": ("planted", "from hallubench.config import PluginConfig\n"
+                                     "from hallubench.registry import register_judge\n\n"
+                                     "@register_judge('planted', config=PluginConfig)\ndef planted(config): ...\n",
+                          JUDGES),
+    "hallubench.benchmarks": ("newbench", "from hallubench.registry import register_parser\n\n"
+                                          "@register_parser('planted_parser')\ndef parse(text): ...\n",
+                              registry.PARSERS),
+    "hallubench.builders.mini": ("newbench", "from hallubench.registry import register_mini_release\n\n"
+                                             "@register_mini_release('planted_release')\ndef make(out): ...\n",
+                                 registry.MINI_RELEASES),
+}
+
+
+@pytest.mark.parametrize("home", sorted(NEW_MODULES))
+def test_a_new_module_in_a_home_folder_registers_itself(isolated, tmp_path, monkeypatch, home):
+    import importlib
+
+    package = importlib.import_module(home)
+    name, source, kind = NEW_MODULES[home]
+    (tmp_path / f"{name}.py").write_text(source)
+    monkeypatch.setattr(package, "__path__", [*package.__path__, str(tmp_path)])  # the folder, one file added
+    registry.discover_modules(home, package.__path__)
+    found = {"hallubench.models": "dummy", "hallubench.judges": "planted", "hallubench.benchmarks": "planted_parser",
+             "hallubench.builders.mini": "planted_release"}[home]
+    assert found in kind
+    sys.modules.pop(f"{home}.{name}")
