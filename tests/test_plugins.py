@@ -69,7 +69,9 @@ def test_one_of_each_kind_from_a_folder_runs_through_the_cli(isolated, tmp_path,
     ranking = tmp_path / "ranking"
     assert main(["rank", str(runs["yes"]), str(runs["no"]), "--judge", "toy_overlap", "--cache",
                  str(tmp_path / "cache.sqlite"), "-o", str(ranking), *include]) == 0
-    assert "toy-overlap:lowercase=True" in (ranking / "crosscheck.json").read_text()
+    ranked = json.loads((ranking / "crosscheck.json").read_text())
+    assert "toy-overlap:lowercase=True" in json.dumps(ranked) and ranked["config"]["plugins"]["include"] == [
+        str(plugins.resolve())]
     assert "toyecho_describe" in capsys.readouterr().out
 
 
