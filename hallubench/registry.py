@@ -107,7 +107,8 @@ class Registry(MutableMapping[str, T], Generic[T]):
         if not name:
             raise RegistryError(f"a {self.kind} needs a non-empty name (got {obj!r})")
         known = self._entries.get(name)
-        if known is not None and known is not obj and known != obj:  # equal: the same lazy target again
+        same_target = isinstance(obj, LazyTarget) and known == obj  # the same lazy target again: a re-import
+        if known is not None and known is not obj and not same_target:
             raise RegistryError(f"{self.kind} {name!r} is registered twice: {_where(known)} and {_where(obj)}")
         self._entries[name] = obj
         return obj
