@@ -34,7 +34,8 @@ from hallubench.harness.options import parse_gen_kwargs, parse_kv, read_yaml_opt
 from hallubench.errors import ConfigError
 
 S = argparse.SUPPRESS
-RUN_OPTIONS = ("seed", "batch_size", "gen_kwargs", "modality", "num_frames", "fps", "max_frames", "device", "dtype")
+RUN_OPTIONS = ("seed", "batch_size", "gen_kwargs", "modality", "num_frames", "fps", "max_frames", "device", "dtype",
+               "include")
 KEYS = {"model", "models", "model_args", "tasks", "output_dir", "data_dir", "limit", "num_samples", "push_to_hub",
         "allow_mini_data", *RUN_OPTIONS, *RANK_OPTIONS}
 

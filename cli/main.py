@@ -33,6 +33,9 @@ def quiet_libraries() -> None:
 
 quiet_libraries()  # before the import below, which imports huggingface_hub (its constants read these once)
 import hallubench.metrics  # noqa: E402,F401  its import puts the metrics into evaluate's cache (bare-name evaluate.load)
+from hallubench.cli.includes import add_include_argument, included  # noqa: E402
+from hallubench.errors import PluginImportError  # noqa: E402
+from hallubench.registry import include  # noqa: E402
 
 # Each module exposes `register(subparsers)`, adding its parser with `func=handler(args) -> int`.
 COMMANDS: dict[str, str] = {
@@ -69,6 +72,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     for name, summary in COMMANDS.items():
         if command in (None, name):
             importlib.import_module(f"hallubench.cli.{name}").register(subparsers, summary)
+            add_include_argument(subparsers.choices[name])
         else:
             subparsers.add_parser(name, help=summary)
     return parser
@@ -78,7 +82,13 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     quiet_libraries()
     command = next((arg for arg in argv if not arg.startswith("-")), "")
-    parser = build_parser(command if command in COMMANDS else "")
+    try:  # the plug-ins first: they are among the parser's choices and in its --help
+        for spec in included(argv):
+            include(spec)
+        parser = build_parser(command if command in COMMANDS else "")
+    except PluginImportError as err:
+        print(f"hallubench: error: {err}", file=sys.stderr)
+        return 2
     args, unknown = parser.parse_known_args(argv)
     if unknown:  # argparse would show the top-level usage; the command's own is the one that helps
         subparsers = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))

@@ -125,6 +125,8 @@ def build_options(args: argparse.Namespace) -> RunOptions:
         values["gen_kwargs"] = parse_gen_kwargs(values["gen_kwargs"])
     if isinstance(values.get("model_args"), str):
         values["model_args"] = parse_kv(values["model_args"], "--model-args")
+    if isinstance(values.get("include"), str):  # one entry in --config
+        values["include"] = [values["include"]]
     if isinstance(values.get("task_args"), str):
         values["task_args"] = parse_kv(values["task_args"], "--task-args")
     return RunOptions(**values)

@@ -48,6 +48,11 @@ class RegistryError(HallubenchError, ValueError):
     """A plug-in (task, builder, parser, model, judge, metric) registered under a name already taken."""
 
 
+class PluginImportError(RegistryError):
+    """A plug-in cannot be imported: an `--include` file, folder or module, a `hallubench.plugins` entry point, or
+    the "module:object" a plug-in was registered under."""
+
+
 class BuildError(HallubenchError, ValueError):
     """Bad input or output location of a dataset build. The message names the file (and row) and what to do."""
 

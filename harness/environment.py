@@ -7,6 +7,7 @@ from importlib import metadata
 from pathlib import Path
 
 from hallubench.harness.results_schema import Environment
+from hallubench.registry import plugin_distributions
 
 PACKAGES = ("hallubench", "torch", "transformers", "accelerate", "datasets", "evaluate", "numpy", "av", "librosa")
 
@@ -29,5 +30,6 @@ def git_hash() -> str | None:
 
 
 def environment() -> Environment:
-    return Environment(packages={name: _version(name) for name in PACKAGES}, git_hash=git_hash(),
-                       python=platform.python_version())
+    """Versions of hallubench's main dependencies and of the installed plug-in packages that were loaded."""
+    return Environment(packages={**{name: _version(name) for name in PACKAGES}, **plugin_distributions()},
+                       git_hash=git_hash(), python=platform.python_version())

@@ -200,6 +200,7 @@ class RunOptions:
     helpers: dict[str, dict[str, Any]] = field(default_factory=dict)  # role -> adapter args (adapter=hf|openai, ...)
     perturb: dict[str, list[str]] = field(default_factory=dict)  # kind -> levels (harness/perturb.py): one run per ladder
     answer_probs: bool = False  # yes/no tasks: record P(yes), P(no) of the reply's first token beside each answer
+    include: list[str] = field(default_factory=list)  # plug-ins from outside hallubench (registry.include), as loaded
 
     def __post_init__(self) -> None:
         if self.dtype is not None and self.dtype not in DTYPES:

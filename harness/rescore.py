@@ -38,7 +38,8 @@ def _rescore(run_dir: Path, records_by_key: dict[str, dict]) -> Results:
         raise RunFolderNotFoundError(f"--from-outputs: {run_dir} holds no sample records (samples*.jsonl)")
     old_path = run_dir / RESULTS
     old = Results.from_dict(json.loads(old_path.read_text())) if old_path.exists() else None
-    tasks = resolve_tasks(sorted({r["task"] for r in records_by_key.values()}))
+    tasks = resolve_tasks(sorted({r["task"] for r in records_by_key.values()}),
+                          (old.run.options.get("include") if old else None) or None)
     by_name = {task.name: task for task in tasks}
     # Parsed once more, by the current parser: the one reading that counts and results report.
     records = [parsed for r in records_by_key.values() for parsed in parse_records(by_name[r["task"]], [r])]

@@ -49,10 +49,9 @@ from hallubench.harness.scoring import without_media, score_task
 from hallubench.harness.sharding import shard
 from hallubench.models.protocol import NextTokenScorer
 from hallubench.models.redact import redact, redact_values
+from hallubench.registry import include
 
 RESULTS = "results.json"
-# Adapters that run on this machine take the process's device and batch size; remote ones (openai) do not.
-LOCAL_ADAPTERS = ("hf",)
 
 
 def utc_now() -> str:
@@ -80,7 +79,7 @@ def model_arguments(options: RunOptions, device: str, flag: str = "--model") -> 
     """The checked arguments of `options.model`'s adapter (a local adapter on `options.device`, else `device`);
     ConfigError naming what is wrong, touching no weights, file or server; `flag` names them in errors (a helper's
     is --helper ROLE)."""
-    from hallubench.models import MODELS, model_config
+    from hallubench.models import MODELS, adapter_runs_locally, model_config
 
     if options.model is None:
         raise ConfigError("--model is required unless --from-outputs is given")
@@ -92,17 +91,22 @@ def model_arguments(options: RunOptions, device: str, flag: str = "--model") -> 
     if "model" not in args:
         given = "--model-args" if flag == "--model" else "its arguments"
         raise ConfigError(f"{flag} {options.model}: {given} needs pretrained=CHECKPOINT (a Hub id or folder)")
-    if options.model in LOCAL_ADAPTERS:
+    # what the adapter is given is read from its config (models/configs.runs_locally), not from its name
+    local = adapter_runs_locally(options.model)
+    keys = set(getattr(MODELS[options.model], "config", None).keys()) if local else set()
+    if local:
         args.setdefault("device", options.device or device)
-        args.setdefault("batch_size", options.batch_size)
-        if options.dtype:
+        if "batch_size" in keys:
+            args.setdefault("batch_size", options.batch_size)
+        if options.dtype and "dtype" in keys:
             args.setdefault("dtype", options.dtype)
-    elif options.batch_size == AUTO:
-        raise ConfigError(f"--batch-size auto: only a local adapter ({', '.join(LOCAL_ADAPTERS)}) finds its batch "
+    if options.batch_size == AUTO and "batch_size" not in keys:
+        local_ones = [name for name in sorted(MODELS) if adapter_runs_locally(name)]
+        raise ConfigError(f"--batch-size auto: only a local adapter ({', '.join(local_ones)}) finds its batch "
                           f"size; {flag} {options.model} needs a number")
     # unknown or missing keys: ConfigError before any weights load
     args = model_config(options.model, args, None if flag == "--model" else f"{flag} (the {options.model} adapter's)")
-    if options.model in LOCAL_ADAPTERS:
+    if local:
         check_checkpoint(str(args["model"]), flag)
         check_device(str(args.get("device")), flag)
     return args
@@ -165,12 +169,15 @@ def check_helper_roles(tasks: list[Task], helpers: dict[str, Any]) -> None:
                           f"{', '.join(sorted(used)) or 'none'})")
 
 
-def resolve_tasks(names: list[str]) -> list[Task]:
-    """Tasks by exact name, each once; ConfigError listing the valid names for an unknown one."""
+def resolve_tasks(names: list[str], included: list[str] | None = None) -> list[Task]:
+    """Tasks by exact name, each once; ConfigError listing the valid names for an unknown one (and, for a run that
+    `included` plug-ins from outside hallubench, which: a run folder is data, so they are not imported from it)."""
     try:
         return [get_task(name) for name in dict.fromkeys(names)]
     except KeyError as err:
-        raise ConfigError(err.args[0]) from None
+        hint = (f"; the run included plug-ins from {', '.join(included)}: pass --include for each"
+                if included else "; a task from outside hallubench needs its --include or its plug-in package")
+        raise ConfigError(err.args[0] + hint) from None
 
 
 def _batches(items: list[WorkItem], size: int):
@@ -225,6 +232,7 @@ def run(options: RunOptions) -> Results | None:
     from accelerate import Accelerator
 
     started, t0 = utc_now(), time.perf_counter()
+    options.include = [include(spec) for spec in options.include]  # recorded resolved, in results.json's options
     tasks = resolve_tasks(options.tasks)
     if not tasks:
         raise ConfigError("--tasks is empty; give a comma-separated list of task names")

@@ -1,26 +1,39 @@
-"""The `--judge-args` of each judge as typed configs, checked before any judge model loads."""
+"""The `--judge-args` of each judge as typed configs, checked before any judge model loads.
+
+The judges whose modules import torch (embedding, nli) register here, with their configs, as lazy targets; so does
+the implicit judge, whose factory needs the run folders and lives in the ranking (ranking/implicit_evidence.py). The llm
+judge registers itself (judges/llm.py)."""
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from hallubench.config import PluginConfig
 from hallubench.errors import ConfigError
+from hallubench.registry import register_judge
 
 LLM_MODES = ("generate", "logprob")
 IMPLICIT_PROMPTS = ("table9", "ours-v1")  # the keys of judges/implicit.py's PROMPTS, checked before any model loads
+# Pairs per judge call (and per cache write) unless a judge's config says otherwise (`pairs_per_call`).
+PAIRS_PER_CALL = 64
 
 
 @dataclass(frozen=True)
 class EmbeddingJudgeArgs(PluginConfig):
     """`--judge embedding` (default: the bundled all-MiniLM-L6-v2, offline)."""
 
+    # it encodes each call's new texts together, so large calls keep the encoder's batches full
+    pairs_per_call: ClassVar[int] = 2048
+
     model_dir: str | None = None
     device: str = "cpu"
     batch_size: int = 64
     language: str = "en"
     sentence_splitter: str = "auto"
+
+
+register_judge("embedding", config=EmbeddingJudgeArgs, target="hallubench.judges.embedding:from_config")
 
 
 @dataclass(frozen=True)
@@ -34,13 +47,16 @@ class NLIJudgeArgs(PluginConfig):
     entailment: str = "entailment"
 
 
+register_judge("nli", config=NLIJudgeArgs, target="hallubench.judges.nli:from_config")
+
+
 class ChatJudgeArgs(PluginConfig):
     """Base of the judges that run a chat model: their own keys are their fields; every other key goes to the
     judge model's adapter, checked against its own config (pretrained=..., dtype=..., as in --model-args)."""
 
     @classmethod
     def from_args(cls, args: Mapping[str, Any] | None, *, what: str):
-        from hallubench.models import model_config
+        from hallubench.models import MODELS, model_config
 
         args = dict(args or {})
         names = [key for key in cls.keys() if key != "model_args"]
@@ -48,7 +64,8 @@ class ChatJudgeArgs(PluginConfig):
         if "pretrained" in args and "model" not in args:
             args["model"] = args.pop("pretrained")
         adapter = own.get("adapter", "hf")
-        if adapter == "hf":  # the adapter batches the judge's prompts in one forward pass
+        config = getattr(MODELS.get(adapter), "config", None)
+        if config is not None and "batch_size" in config.keys():  # it batches the judge's prompts in one pass
             args.setdefault("batch_size", int(own.get("batch_size", cls.batch_size)))
         try:
             model_args = model_config(adapter, args, f"{what} (besides {', '.join(names)}: the {adapter} adapter's)")
@@ -65,6 +82,7 @@ class LLMJudgeArgs(ChatJudgeArgs):
     paper's generate-and-parse; logprob: P(no) / (P(yes) + P(no)) from one forward pass); every other key goes
     to the adapter, checked against its own config (pretrained=..., dtype=..., as in --model-args)."""
 
+    pairs_per_call: ClassVar[int] = 256  # the judge model batches its own forward passes inside a call
     adapter: str = "hf"
     batch_size: int = 16
     mode: str = "generate"
@@ -101,3 +119,7 @@ class ImplicitJudgeArgs(ChatJudgeArgs):
                 raise ValueError(f"{name}={getattr(self, name)!r}: give true or false")
         if self.prompts not in IMPLICIT_PROMPTS:
             raise ValueError(f"prompts={self.prompts!r}: choose one of {', '.join(IMPLICIT_PROMPTS)}")
+
+
+register_judge("implicit", config=ImplicitJudgeArgs, target="hallubench.ranking.implicit_evidence:ImplicitEvidenceJudges",
+               per_run=True)

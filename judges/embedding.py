@@ -79,3 +79,8 @@ class EmbeddingJudge(BaseJudge):
             for i, cos in zip(rows, best):
                 scores[i] = min(1.0, max(0.0, 1.0 - cos))
         return [Judgment(score) for score in scores]
+
+
+def from_config(config) -> EmbeddingJudge:
+    """`--judge embedding`'s factory (registered lazily in judges/configs.py: this module imports torch)."""
+    return EmbeddingJudge(**config.kwargs())

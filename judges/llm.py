@@ -20,8 +20,10 @@ from __future__ import annotations
 import re
 
 from hallubench.judges.base import BaseJudge, Judgment, Pair
+from hallubench.judges.configs import LLMJudgeArgs
 from hallubench.models.protocol import (ChatModel, Conversation, GenerationSettings, Message, NextTokenScorer,
                                         TextPart)
+from hallubench.registry import register_judge
 
 EXPLICIT_PROMPT = (
     "Context: {context}\n\nSentence: {sentence}\n\n"
@@ -140,3 +142,12 @@ class LogprobLLMJudge(_ChatJudge):
             else:
                 judgments.append(Judgment(no / (yes + no), raw=raw))
         return judgments
+
+
+@register_judge("llm", config=LLMJudgeArgs)
+def from_config(config: LLMJudgeArgs) -> _ChatJudge:
+    """`--judge llm`: the explicit prompt, generated and parsed or (mode=logprob) read from one forward pass."""
+    from hallubench.models import get_model
+
+    judge_class = LogprobLLMJudge if config.mode == "logprob" else ExplicitLLMJudge
+    return judge_class(get_model(config.adapter, **config.model_args), batch_size=config.batch_size)

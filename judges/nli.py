@@ -70,3 +70,9 @@ class NLIJudge(BaseJudge):
             logits = self.model(**inputs).logits
             scores.extend(torch.softmax(logits[:, two].float(), dim=-1)[:, 1].tolist())
         return [Judgment(score) for score in scores]
+
+
+def from_config(config) -> NLIJudge:
+    """`--judge nli`'s factory (registered lazily in judges/configs.py: this module imports torch)."""
+    args = config.kwargs()
+    return NLIJudge.from_pretrained(args.pop("pretrained"), **args)

@@ -24,16 +24,12 @@ HF_EVALUATE_OFFLINE=1 skips step 2 entirely (0.02-0.1 s), so set it on machines 
 `evaluate.load("ORG/<name>")` loads online as it does any community metric (`install.layout_space`,
 `install.push`).
 """
-from pathlib import Path
-
-from hallubench.registry import METRICS
+from hallubench.metrics.install import available, ensure_installed
+from hallubench.registry import register_metric
 
 # evaluate loads a metric script as a stand-alone file, so a metric cannot register itself by decorator:
 # its folder <name>/<name>.py is its registration, made here when the package is imported.
-for _folder in sorted(Path(__file__).resolve().parent.iterdir()):
-    if (_folder / f"{_folder.name}.py").is_file():
-        METRICS.register(_folder.name, _folder / f"{_folder.name}.py")
-
-from hallubench.metrics.install import ensure_installed  # noqa: E402  (needs the registrations above)
+for _script in available().values():
+    register_metric(_script)
 
 ensure_installed()

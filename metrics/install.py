@@ -34,8 +34,10 @@ class Installed:
 
 
 def available() -> dict[str, Path]:
-    """Packaged metrics: every folder here holding <name>/<name>.py (the METRICS registry), as name -> script path."""
-    return dict(METRICS)
+    """Packaged metrics: every folder here holding <name>/<name>.py, as name -> script path (registered in METRICS
+    by the package's import; plug-ins from outside hallubench register theirs too, and load by path)."""
+    return {folder.name: folder / f"{folder.name}.py" for folder in sorted(METRICS_DIR.iterdir())
+            if (folder / f"{folder.name}.py").is_file()}
 
 
 def script(name: str) -> Path:

@@ -1,11 +1,15 @@
-"""Model adapters behind one chat interface: typed messages in, n texts out per conversation."""
+"""Model adapters behind one chat interface: typed messages in, n texts out per conversation.
+
+Importing this package imports each of its modules but the heavy ones in HEAVY (torch, httpx): an adapter
+registers where it is defined (`@register_model`), or, when its module is heavy, by a lazy "module:object" target
+next to its config (models/configs.py), so `hallubench models` and `--help` import no torch."""
 from __future__ import annotations
 
 from typing import Any
 
-from hallubench.registry import MODELS, register_model
+from hallubench.registry import MODELS, discover_modules
 
-from .configs import HFArgs, OpenAIArgs
+from .configs import HFArgs, OpenAIArgs, runs_locally
 from .protocol import (
     AudioPart,
     ChatModel,
@@ -20,20 +24,6 @@ from .protocol import (
 )
 
 
-@register_model("hf", config=HFArgs)
-def _hf(**model_args: Any) -> ChatModel:
-    from .hf import HFChatModel
-
-    return HFChatModel(**model_args)
-
-
-@register_model("openai", config=OpenAIArgs)
-def _openai(**model_args: Any) -> ChatModel:
-    from .openai_compat import OpenAIChatModel
-
-    return OpenAIChatModel(**model_args)
-
-
 def model_config(name: str, model_args: dict[str, Any], what: str | None = None) -> dict[str, Any]:
     """`model_args` checked against the config the adapter `name` registered (ConfigError saying `what` had
     unknown or missing keys, and the allowed ones); as given for an adapter registered without one."""
@@ -44,7 +34,7 @@ def model_config(name: str, model_args: dict[str, Any], what: str | None = None)
 
 
 def get_model(name: str, **model_args: Any) -> ChatModel:
-    """Build the adapter registered under `name` (`@register_model`: "hf", "openai") with its keyword arguments.
+    """Build the adapter registered under `name` (`register_model`: "hf", "openai", ...) with its keyword arguments.
 
     The Python API: arguments go to the adapter as they are (objects such as an httpx transport included);
     the CLI and judges check user-given `key=value` arguments with `model_config` first."""
@@ -53,6 +43,17 @@ def get_model(name: str, **model_args: Any) -> ChatModel:
     return MODELS[name](**model_args)
 
 
+def adapter_runs_locally(name: str) -> bool:
+    """Whether the adapter `name` runs on this machine (its config has a `device`; models/configs.runs_locally); an
+    unknown name does not."""
+    return name in MODELS and runs_locally(getattr(MODELS[name], "config", None))
+
+
+# The modules behind the lazy targets of models/configs.py and their helpers: imported when an adapter is built.
+HEAVY = ("hf", "hf_inputs", "hf_loading", "kl_guided", "openai_compat", "prefix_scoring", "seeded_sampling")
+discover_modules(__name__, __path__, skip=HEAVY)
+
+
 __all__ = ["AudioPart", "ChatModel", "Conversation", "GenerationError", "GenerationSettings", "ImagePart",
-           "HFArgs", "MODELS", "Message", "OpenAIArgs", "Part", "TextPart", "VideoPart", "get_model",
-           "model_config"]
+           "HFArgs", "MODELS", "Message", "OpenAIArgs", "Part", "TextPart", "VideoPart", "adapter_runs_locally",
+           "get_model", "model_config"]

@@ -1,12 +1,16 @@
 """The `--model-args` each built-in adapter takes, as typed configs: checked (unknown or missing keys) before
 any weights load or any request is sent. Fields mirror the adapters' constructor arguments; test-only hooks
-(an HTTP transport, a sleep function) are left out."""
+(an HTTP transport, a sleep function) are left out. Each built-in adapter registers here, with its config, as
+a lazy target: its module imports torch or httpx, so it is imported only when the adapter is built.
+
+What the harness gives an adapter is read from its config, not its name (`runs_locally`)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
 
 from hallubench.config import PluginConfig
+from hallubench.registry import register_model
 
 # transformers' GenerationConfig cache implementations (generation/configuration_utils.py), listed here so the
 # arguments are checked without importing transformers.
@@ -63,6 +67,9 @@ class HFArgs(PluginConfig):
                 raise ValueError(f"{name} must be true or false; got {getattr(self, name)!r}")
 
 
+register_model("hf", config=HFArgs, target="hallubench.models.hf:HFChatModel")
+
+
 @dataclass(frozen=True)
 class OpenAIArgs(PluginConfig):
     """`--model openai`: an OpenAI-compatible chat completions server."""
@@ -78,3 +85,13 @@ class OpenAIArgs(PluginConfig):
     video_mode: str = "frames"
     extra_body: dict[str, Any] | None = None
     retry_budget: float = 600.0
+
+
+register_model("openai", config=OpenAIArgs, target="hallubench.models.openai_compat:OpenAIChatModel")
+
+
+def runs_locally(config: type[PluginConfig] | None) -> bool:
+    """Whether an adapter with this config runs on this machine: its config has a `device` field. The harness then
+    gives it the process's device, and --batch-size and --dtype where its config has those fields, and checks its
+    `model` as a checkpoint folder or Hub id; a remote adapter (openai) gets none of them."""
+    return config is not None and "device" in config.keys()

@@ -30,12 +30,13 @@ from hallubench.errors import ConfigError
 from hallubench.harness.data import dataset_dir, load_rows, resolve_data_dir
 from hallubench.harness.media import prepare
 from hallubench.harness.options import RunOptions
-from hallubench.harness.runner import LOCAL_ADAPTERS, RESULTS, load_model
+from hallubench.harness.runner import RESULTS, load_model
 from hallubench.judges import BaseJudge, CachedJudge, Judgment, JudgmentCache
 from hallubench.judges.base import Pair
 from hallubench.judges.configs import ImplicitJudgeArgs
 from hallubench.judges.implicit import ImplicitMultimodalJudge, Subject
 from hallubench.loaders import MediaError
+from hallubench.models import adapter_runs_locally
 from hallubench.models.protocol import ChatModel
 from hallubench.models.redact import MASK
 from hallubench.ranking.collect import TaskResponses, read_run
@@ -72,7 +73,7 @@ def check_trusted(path: Path, name: str, options: Mapping[str, Any]) -> None:
             f"{path}: run.options.model_args.trust_remote_code is {args['trust_remote_code']!r}, so reloading model "
             f"{name!r} would run the code its checkpoint {args.get('model', args.get('pretrained'))!r} carries. A run "
             f"folder is data: read that code, then pass {TRUST} to allow it")
-    if adapter not in LOCAL_ADAPTERS:
+    if not adapter_runs_locally(str(adapter)):
         where = args.get("base_url", "its default server")
         key = args.get("api_key_env", "its default key variable")
         raise ConfigError(

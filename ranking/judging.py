@@ -1,5 +1,6 @@
-"""Judges by name (`--judge embedding|nli|llm|implicit` + `--judge-args`), always behind the judgment cache,
-and the judging of one board: every target sentence against every evidence passage of its query.
+"""Judges by name (`--judge embedding|nli|llm|implicit|...` + `--judge-args`, the JUDGES registry: each judge
+registers its factory in hallubench.judges), always behind the judgment cache, and the judging of one board:
+every target sentence against every evidence passage of its query.
 
 A judge's factory takes its typed config and returns a Judge; a factory marked `per_run` (the implicit
 judge, whose evidence models are the run folders' models) also takes the run folders and the cache and
@@ -11,15 +12,12 @@ from typing import Any
 
 from hallubench.errors import ConfigError
 from hallubench.judges import CachedJudge, JudgmentCache, judge_responses, split_sentences
-from hallubench.judges.configs import ChatJudgeArgs, EmbeddingJudgeArgs, ImplicitJudgeArgs, LLMJudgeArgs, NLIJudgeArgs
+from hallubench.judges.configs import PAIRS_PER_CALL, ChatJudgeArgs
 from hallubench.ranking.aggregate import score_records
 from hallubench.ranking.board import Board
 from hallubench.ranking.evidence_judges import EvidenceJudges
-from hallubench.registry import JUDGES, register_judge
+from hallubench.registry import JUDGES
 
-# Pairs per judge call (and per cache write). The embedding judge encodes each call's new texts together, so
-# large calls keep the encoder's batches full; model judges batch their own forward passes inside a call.
-PAIRS_PER_CALL = {"embedding": 2048, "llm": 256}
 REFERENCE = "reference"
 
 
@@ -43,7 +41,7 @@ def check_judge(kind: str, judge_args: Mapping[str, Any] | None = None) -> None:
 def make_judge(kind: str, judge_args: Mapping[str, Any] | None = None, cache: JudgmentCache | None = None) -> CachedJudge:
     """A CachedJudge over the `kind` judge built from `judge_args` (the fields of its config in judges/configs.py)."""
     judge = JUDGES[kind](judge_config(kind, judge_args))
-    return CachedJudge(judge, cache, batch_size=PAIRS_PER_CALL.get(kind, 64))
+    return CachedJudge(judge, cache, batch_size=getattr(JUDGES[kind].config, "pairs_per_call", PAIRS_PER_CALL))
 
 
 def make_evidence_judges(kind: str, judge_args: Mapping[str, Any] | None, cache: JudgmentCache | None,
@@ -54,40 +52,6 @@ def make_evidence_judges(kind: str, judge_args: Mapping[str, Any] | None, cache:
     if getattr(factory, "per_run", False):
         return factory(judge_config(kind, judge_args), run_dirs=run_dirs, cache=cache)
     return EvidenceJudges(kind, make_judge(kind, judge_args, cache))
-
-
-@register_judge("embedding", config=EmbeddingJudgeArgs)
-def _embedding(config: EmbeddingJudgeArgs):
-    from hallubench.judges.embedding import EmbeddingJudge
-
-    return EmbeddingJudge(**config.kwargs())
-
-
-@register_judge("nli", config=NLIJudgeArgs)
-def _nli(config: NLIJudgeArgs):
-    from hallubench.judges.nli import NLIJudge
-
-    args = config.kwargs()
-    return NLIJudge.from_pretrained(args.pop("pretrained"), **args)
-
-
-@register_judge("llm", config=LLMJudgeArgs)
-def _llm(config: LLMJudgeArgs):
-    from hallubench.judges.llm import ExplicitLLMJudge, LogprobLLMJudge
-    from hallubench.models import get_model
-
-    judge_class = LogprobLLMJudge if config.mode == "logprob" else ExplicitLLMJudge
-    return judge_class(get_model(config.adapter, **config.model_args), batch_size=config.batch_size)
-
-
-@register_judge("implicit", config=ImplicitJudgeArgs)
-def _implicit(config: ImplicitJudgeArgs, run_dirs, cache):
-    from hallubench.ranking.implicit_evidence import ImplicitEvidenceJudges
-
-    return ImplicitEvidenceJudges(config, run_dirs, cache)
-
-
-_implicit.per_run = True
 
 
 def judge_board(name: str, documents: Sequence[str], targets: Mapping[str, Sequence[str]],

@@ -18,7 +18,7 @@ from hallubench.ranking.evidence_judges import EvidenceJudges
 from hallubench.ranking.judging import check_judge, judge_board, make_evidence_judges
 from hallubench.ranking.report import write_ranking
 from hallubench.ranking.specs import ModelSpec
-from hallubench.registry import TASKS
+from hallubench.registry import TASKS, plugin_sources
 
 RANKING = "ranking"
 # CrossCheckGPT footnote 2: implicit audio and visual scores have different ranges (about 0.2 and 0.5), so the paper
@@ -166,7 +166,7 @@ def rank(run_dirs: Mapping[str, Path] | Sequence[Path], output_dir: Path, *, tas
                "errors": judge_errors(boards.values(), judges.errors)},
         config={"weighting": weighting, "temperature": temperature, "refcheck": refcheck,
                 "reference": str(reference) if reference else None, "judge_args": dict(judge_args or {}),
-                **dict(config or {})},
+                **_plugins(), **dict(config or {})},
         runs={name: str(path) for name, path in run_dirs.items()},
         correlations={b.name: _correlations(b, ref) for b in boards.values()},
         mini_data=mini,
@@ -207,3 +207,9 @@ def crosscheck(models: Sequence[ModelSpec], tasks: Sequence[str], output_dir: Pa
               "tasks": list(tasks), "num_samples": num_samples, "limit": limit,
               "run_options": {k: str(v) if isinstance(v, Path) else v for k, v in options.items()}}
     return rank(folders, Path(output_dir) / RANKING, tasks=tasks, judge=judge, config=config, **rank_options)
+
+
+def _plugins() -> dict[str, Any]:
+    """What was loaded from outside hallubench (--include, entry points), when anything was: the ranking's provenance."""
+    sources = plugin_sources()
+    return {"plugins": sources} if any(sources.values()) else {}

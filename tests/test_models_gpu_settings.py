@@ -58,9 +58,11 @@ def test_adapter_defaults_to_sdpa_takes_device_map_auto_and_other_kernels(tiny):
 
 
 class CapturingModel:
-    """Test double: records the keyword arguments the runner builds the adapter with."""
+    """Test double: records the keyword arguments the runner builds the adapter with (a stand-in for hf, with its
+    config: what the runner gives an adapter is read from it)."""
 
     seen: dict = {}
+    config = models.HFArgs
 
     def __new__(cls, **kwargs):
         CapturingModel.seen = kwargs
@@ -73,10 +75,13 @@ def test_device_and_dtype_flags_reach_the_hf_adapter(monkeypatch):
     options = RunOptions(model="hf", model_args={"pretrained": "org/m"}, device="cuda:1", dtype="bfloat16")
     with pytest.raises(ConfigError, match="captured"):
         load_model(options, "cuda:0")
-    assert CapturingModel.seen == {"model": "org/m", "device": "cuda:1", "batch_size": 1, "dtype": "bfloat16"}
+    given = ("model", "device", "batch_size", "dtype")
+    assert {k: CapturingModel.seen[k] for k in given} == {"model": "org/m", "device": "cuda:1", "batch_size": 1,
+                                                           "dtype": "bfloat16"}
     with pytest.raises(ConfigError):  # --model-args win over the flags; no flags: the accelerate device
         load_model(RunOptions(model="hf", model_args={"pretrained": "org/m", "dtype": "float32"}), "cuda:0")
-    assert CapturingModel.seen == {"model": "org/m", "device": "cuda:0", "batch_size": 1, "dtype": "float32"}
+    assert {k: CapturingModel.seen[k] for k in given} == {"model": "org/m", "device": "cuda:0", "batch_size": 1,
+                                                           "dtype": "float32"}
     with pytest.raises(ConfigError, match="--dtype: 'float8' is not one of auto, bfloat16, float16, float32"):
         RunOptions(dtype="float8")
 

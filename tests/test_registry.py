@@ -7,9 +7,9 @@ import sys
 
 import pytest
 
-from hallubench.errors import RegistryError
+from hallubench.errors import PluginImportError, RegistryError
 from hallubench.registry import (ALL, BUILDERS, JUDGES, METRICS, MINI_RELEASES, MODEL_FAMILIES, MODELS, PARSERS, TASKS,
-                                 Registry)
+                                 LazyTarget, Registry)
 
 
 @pytest.fixture
@@ -25,14 +25,31 @@ def toy():
 
 
 def test_builtin_plugins_are_registered():
-    assert set(BUILDERS) == set(MINI_RELEASES) == {"avhallubench", "cchall", "cmm", "mhalubench", "sac3"}
+    """Each kind finds the seeds' plug-ins through its home package; what a plug-in names is registered too."""
+    assert {"avhallubench", "cchall", "cmm", "mhalubench", "sac3"} <= set(BUILDERS) and set(MINI_RELEASES) <= set(BUILDERS)
     assert {"cmm", "cchall", "cchall_cot", "avhallubench_visual", "avhallubench_audio", "mhalubench"} <= set(TASKS)
     assert {"yes_no", "cchall_option", "text"} <= set(PARSERS)
-    assert set(MODELS) == {"hf", "openai"} and set(JUDGES) == {"embedding", "nli", "llm", "implicit"}
+    assert {"hf", "openai"} <= set(MODELS) and {"embedding", "nli", "llm", "implicit"} <= set(JUDGES)
     assert {"pa_hr", "cchall", "crosscheck", "mhalubench", "sac3"} <= set(METRICS)
     assert {"qwen2_5_omni", "qwen2_vl", "qwen2_5_vl", "llava_onevision", "qwen2_audio"} <= set(MODEL_FAMILIES)
-    # every task names a registered parser and (when scored in one run) a registered metric
-    assert all(t.parser in PARSERS and (t.metric is None or t.metric in METRICS) for t in TASKS.values())
+    # every task names a registered parser and (when scored in one run) a registered metric, and its benchmark's builder
+    assert all(t.parser in PARSERS and (t.metric is None or t.metric in METRICS) and t.benchmark in BUILDERS
+               for t in TASKS.values())
+
+
+def test_lazy_targets_are_read_without_importing_and_resolved_on_use():
+    from hallubench.models.configs import HFArgs
+
+    registry = Registry("widget", "hallubench.registry")
+    registry.register("w", LazyTarget("widget", "w", "json:dumps", config=HFArgs))
+    assert registry["w"].config is HFArgs and registry["w"]([1]) == "[1]"
+    registry.register("w", LazyTarget("widget", "w", "json:dumps"))  # the same target again (a re-import)
+    registry.register("bad", LazyTarget("widget", "bad", "json:no_such_thing"))
+    with pytest.raises(PluginImportError, match="widget 'bad' is registered as 'json:no_such_thing', which cannot be "
+                                                "imported"):
+        registry["bad"]()
+    with pytest.raises(RegistryError, match="not of the form 'package.module:object'"):
+        LazyTarget("widget", "x", "json.dumps")
 
 
 def test_a_name_taken_twice_is_refused_naming_both():

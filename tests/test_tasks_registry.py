@@ -14,12 +14,14 @@ ROW = {"id": "x1", "question": "Is there a dog in the image?", "response1": "Yes
 
 
 def test_registry_discovers_every_task_module():
-    assert task_names() == ["avhallubench_audio", "avhallubench_speech", "avhallubench_visual", "cchall",
-                            "cchall_cot", "cchall_hallucimad", "cchall_sro", "cchall_vdgd", "cmm", "cmm_audio",
-                            "cmm_audio_visual", "cmm_visual", "mhalubench",
-                            "mhalubench_selfcheck", "mhalubench_selfcheck_2shot",
-                            "sac3_cmm", "sac3_hotpotqa", "sac3_nq_open", "sac3_prime", "sac3_senator"]
-    assert all(task.name == name for name, task in all_tasks().items())
+    """Each module of hallubench/benchmarks registers its own tasks (none names another's): every task is found,
+    under its own name, and each names a registered parser and (when scored in one run) a registered metric."""
+    from hallubench.registry import METRICS, PARSERS
+
+    assert {"avhallubench_visual", "cchall", "cmm", "mhalubench", "sac3_prime"} <= set(task_names())  # the seeds
+    assert task_names() == sorted(all_tasks())
+    for name, task in all_tasks().items():
+        assert task.name == name and task.parser in PARSERS and (task.metric is None or task.metric in METRICS), name
 
 
 def test_lookup_is_exact_and_unknown_names_list_the_valid_ones():
