@@ -375,6 +375,36 @@ def _check_items(references, types) -> None:
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class Amber(evaluate.Metric):
+    # The harness contract (ARCHITECTURE.md, "The metric contract"): every score is the script's percentage / 100.
+    # Lower is better for the hallucination shares (the paper's CHAIR, Hal and Cog columns are marked so).
+    fractions = ("chair", "cover", "hal", "cog", "amber_score",
+                 *(f"{prefix}{score}" for prefix in ("", *(f"{dim}_" for dim in ("existence", "attribute", *ATTRIBUTE,
+                                                                                  "relation")))
+                   for score in ("accuracy", "precision", "recall", "f1")))
+    higher_is_better = {name: name not in ("chair", "hal", "cog") for name in fractions}
+
+    @staticmethod
+    def example_inputs(rng, n):
+        """Valid random inputs of n items for `_compute` (the contract test's): descriptions and questions of every
+        type, readable and not."""
+        descriptions = ["A man walks his dogs on the grass near a car.", "", "A cat sleeps on a table by the wall.",
+                        "Two people ride bicycles down the road under a cloudy sky.", "Nothing to see."]
+        answers = ["Yes.", "no", "Maybe.", "**No**, there is not.", "", "Yes/No", "YES"]
+        kinds = [GENERATIVE, *DIMENSIONS]
+        objects = ["person", "dog", "grass", "car", "cat", "table", "wall", "road", "bicycle", "cloud", "sky"]
+        predictions, references, types = [], [], []
+        for _ in range(n):
+            kind = rng.choice(kinds)
+            types.append(kind)
+            if kind == GENERATIVE:
+                picked = rng.sample(objects, 5)
+                predictions.append(rng.choice(descriptions))
+                references.append({"answer": "", "truth": picked[:rng.randint(1, 3)], "hallu": picked[3:]})
+            else:
+                predictions.append(rng.choice(answers))
+                references.append({"answer": rng.choice(["yes", "no"]), "truth": [], "hallu": []})
+        return {"predictions": predictions, "references": references, "types": types}
+
     def _info(self):
         return evaluate.MetricInfo(
             description=_DESCRIPTION,

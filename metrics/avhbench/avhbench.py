@@ -38,6 +38,7 @@ Returns:
     recall (`float` or `None`): TP / (TP + FN); None without "yes" references.
     f1 (`float` or `None`): 2PR / (P + R); None when P or R is None or both are 0 (the script divides by zero).
     yes_ratio (`float`): share of answers read as "yes".
+    n (`int`): how many answers.
     unparsed (`int`), unparsed_indices (`list` of `int`): answers holding no standalone "yes" or "no" word.
     by_group (`dict`): {column: {value: the same numbers and n}}.
 
@@ -98,6 +99,17 @@ def _summary(answers: list, references: list, unparsed: list) -> dict:
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class AVHBench(evaluate.Metric):
+    # The harness contract (ARCHITECTURE.md, "The metric contract").
+    fractions = ("accuracy", "precision", "recall", "f1", "yes_ratio")
+    higher_is_better = {"accuracy": True, "precision": True, "recall": True, "f1": True, "yes_ratio": None}
+
+    @staticmethod
+    def example_inputs(rng, n):
+        """Valid random inputs of n items for `_compute` (the contract test's)."""
+        outputs = ["Yes, it is.", "No.", "It is not there.", "I think so", "", "YES", "no-one knows", "Yes/No"]
+        return {"predictions": [rng.choice(outputs) for _ in range(n)],
+                "references": [rng.choice(["yes", "no", " No "]) for _ in range(n)]}
+
     def _info(self):
         return evaluate.MetricInfo(
             description=_DESCRIPTION,
@@ -121,7 +133,6 @@ class AVHBench(evaluate.Metric):
         answers = [pope_answer(text) for text in predictions]
         unparsed = [parse_yes_no(text) is None for text in predictions]
         result = _summary(answers, references, unparsed)
-        del result["n"]
         result["unparsed_indices"] = [i for i, flag in enumerate(unparsed) if flag]
         result["by_group"] = {}
         for column, values in groups.items():

@@ -42,6 +42,7 @@ Returns:
     mentions (`int`): object mentions over all captions (chair.py's coco_word_count).
     hallucinated_mentions (`int`): those the image lacks.
     unparsed (`int`): empty captions (nothing to check); unparsed_indices (`list` of `int`) their positions.
+    n (`int`): how many captions.
 
 Examples:
     >>> chair = evaluate.load("chair")
@@ -233,6 +234,22 @@ def _check(predictions, references, objects) -> None:
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class Chair(evaluate.Metric):
+    # The harness contract (ARCHITECTURE.md, "The metric contract"); the mention counts are no fractions.
+    fractions = ("chair_s", "chair_i")
+    higher_is_better = {"chair_s": False, "chair_i": False}
+
+    @staticmethod
+    def example_inputs(rng, n):
+        """Valid random inputs of n items for `_compute` (the contract test's)."""
+        captions = ["Two puppies play with a frisbee on the grass.", "A man is sitting on a toilet seat.",
+                    "A baby elephant walks past parked cars.", "", "A kitchen with a microwave and wine glasses.",
+                    "An empty street."]
+        refs = ["A dog catching a frisbee.", "A bathroom with a toilet.", "Elephants near a road.", "A kitchen."]
+        names = ["dog", "frisbee", "toilet", "elephant", "car", "microwave", "wine glass", "person"]
+        return {"predictions": [rng.choice(captions) for _ in range(n)],
+                "references": [rng.sample(refs, rng.randint(0, 2)) for _ in range(n)],
+                "objects": [rng.sample(names, rng.randint(0, 3)) for _ in range(n)]}
+
     def _info(self):
         return evaluate.MetricInfo(
             description=_DESCRIPTION,
@@ -286,4 +303,4 @@ class Chair(evaluate.Metric):
         return {"chair_s": float((missing > 0).mean()),
                 "chair_i": hallucinated / total if total else None,
                 "mentions": total, "hallucinated_mentions": hallucinated,
-                "unparsed": int(empty.sum()), "unparsed_indices": np.flatnonzero(empty).tolist()}
+                "unparsed": int(empty.sum()), "unparsed_indices": np.flatnonzero(empty).tolist(), "n": len(empty)}

@@ -51,6 +51,7 @@ Returns (`<j>` is `judge` with judgments, `rule` without):
         Diff"; an answer is read as "yes" when it is correct on a "yes" question or wrong on a "no" one).
     fp_ratio_<j> (`float` or `None`): share of "no" questions among the wrong answers (yes_ratio_stats "FP Ratio");
         None without wrong answers.
+    n (`int`): how many answers.
     unparsed (`int`) and unparsed_indices (`list` of `int`): the answers judged unclear (2): no yes/no read by the
         rule, or a judgment with neither "correct" nor "incorrect"; wrong, except on VS questions without a figure.
     by_group (`dict`): {column: {value: {the scores above, unparsed, n}}}.
@@ -188,6 +189,30 @@ def _scores(items: list, suffix: str) -> dict:
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class HallusionBench(evaluate.Metric):
+    # The harness contract (ARCHITECTURE.md, "The metric contract"), for both judges' names; yes_bias, a difference
+    # of two shares in [-1, 1], is no fraction; fp_ratio describes the errors and is better neither way.
+    fractions = tuple(f"{name}_{judge}" for judge in ("rule", "judge")
+                      for name in ("qacc", "facc", "aacc", "easy_qacc", "hard_qacc", "figure_score", "fp_ratio"))
+    higher_is_better = {**{name: None if name.startswith("fp_ratio") else True for name in fractions},
+                        "yes_bias_rule": None, "yes_bias_judge": None}
+
+    @staticmethod
+    def example_inputs(rng, n):
+        """Valid random inputs of n items for `_compute` (the contract test's): sets of two questions on two figures,
+        VS questions without a figure among them, and the judge's judgments for some draws."""
+        answers = ["Yes.", "No", "yes, it is", "I cannot tell", "", "Yes or no?", "NO."]
+        rows = {"predictions": [rng.choice(answers) for _ in range(n)],
+                "references": [rng.choice("01") for _ in range(n)],
+                "category": [rng.choice(["VD", "VS"]) for _ in range(n)],
+                "subcategory": ["chart"] * n,
+                "set_id": [str(i // 4) for i in range(n)],
+                "figure_id": [str(i // 2 % 2) for i in range(n)],
+                "question_id": [str(i % 2) for i in range(n)],
+                "visual_input": [rng.choice("012") for _ in range(n)]}
+        if rng.random() < 0.5:
+            rows["judgments"] = [rng.choice(["Correct", "incorrect.", "unclear", ""]) for _ in range(n)]
+        return rows
+
     def _info(self):
         return evaluate.MetricInfo(
             description=_DESCRIPTION,
@@ -241,7 +266,6 @@ class HallusionBench(evaluate.Metric):
                    for row, code in zip(rows, codes)]
         items = list(zip(rows, references, codes, correct))
         result = _scores(items, suffix)
-        del result["n"]
         result["unparsed_indices"] = [i for i, code in enumerate(codes) if code == UNCLEAR]
         result["by_group"] = {}
         for column, values in groups.items():

@@ -40,6 +40,7 @@ Returns:
     recall (`float` or `None`): TP / (TP + FN); None without "yes" references.
     f1 (`float` or `None`): 2PR / (P + R); None when P or R is None or both are 0.
     yes_ratio (`float`): share of answers read as "yes" by the authors' rule (unparsed ones included, as there).
+    n (`int`): how many predictions.
     tp, fp, tn, fn (`int`): the confusion counts the script prints.
     unparsed (`int`): answers with neither a no-word (the rule above) nor a standalone "yes" in the first
         sentence; the authors' rule reads them as "yes".
@@ -132,6 +133,18 @@ def _summary(references: list, answers: list, parsed: list) -> dict:
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class Pope(evaluate.Metric):
+    # The harness contract (ARCHITECTURE.md, "The metric contract"); the confusion counts are no fractions.
+    fractions = ("accuracy", "precision", "recall", "f1", "yes_ratio")
+    higher_is_better = {"accuracy": True, "precision": True, "recall": True, "f1": True, "yes_ratio": None}
+
+    @staticmethod
+    def example_inputs(rng, n):
+        """Valid random inputs of n items for `_compute` (the contract test's)."""
+        outputs = ["Yes, there is a dog.", "No.", "There is not a cat.", "I can't tell.", "", "yes!", "NO, never",
+                   "Not sure. Yes."]
+        return {"predictions": [rng.choice(outputs) for _ in range(n)],
+                "references": [rng.choice(["yes", "no", " Yes "]) for _ in range(n)]}
+
     def _info(self):
         return evaluate.MetricInfo(
             description=_DESCRIPTION,
@@ -173,7 +186,6 @@ class Pope(evaluate.Metric):
         """evaluate.py's numbers from the readings, overall and per group value."""
         references, answers, parsed = list(references), list(answers), list(parsed)
         result = _summary(references, answers, parsed)
-        del result["n"]
         result["unparsed_indices"] = [i for i, answer in enumerate(parsed) if answer is None]
         result["by_group"] = {}
         for column, values in groups.items():

@@ -46,6 +46,7 @@ Returns:
     false_positive_ratio (`float` or `None`): its "false positive ratio".
     hallucination_score (`float` or `None`): its "hallucination score": among pairs whose basic question hit, the
         share whose hallucinated answer holds no "no"; None when no basic question hit (the script divides by zero).
+    n (`int`): how many questions.
     n_pairs (`int`): complete pairs scored; incomplete_pairs (`int`): questions whose partner is absent (left out).
     unparsed (`int`), unparsed_indices (`list` of `int`): answers holding neither "yes" nor "no" as a word.
     by_group (`dict`): {column: {value: the same numbers}}.
@@ -130,6 +131,24 @@ def _summary(basic, halluc, complete, subset, unparsed) -> dict:
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class VideoHallucer(evaluate.Metric):
+    # The harness contract (ARCHITECTURE.md, "The metric contract"); yes_diff and no_diff, in [-0.5, 0.5] and best
+    # at 0, are no fractions, nor are the pair counts.
+    fractions = ("basic_accuracy", "halluc_accuracy", "accuracy", "false_positive_ratio", "hallucination_score")
+    higher_is_better = {"basic_accuracy": True, "halluc_accuracy": True, "accuracy": True, "yes_diff": None,
+                        "no_diff": None, "false_positive_ratio": False, "hallucination_score": False}
+
+    @staticmethod
+    def example_inputs(rng, n):
+        """Valid random inputs of n items for `_compute` (the contract test's): question pairs in two subsets, the
+        last one incomplete when n is odd."""
+        answers = ["Yes.", "No, it is a ball.", "yes", "Yes, there is.", "", "Maybe", "Yes or no", "NO"]
+        roles = [ROLES[i % 2] for i in range(n)]
+        pair_subsets = [rng.choice(["object_relation", "temporal"]) for _ in range(n // 2 + 1)]
+        return {"predictions": [rng.choice(answers) for _ in range(n)],
+                "references": [ANSWERS[role] for role in roles],
+                "pair_ids": [f"p{i // 2}" for i in range(n)], "roles": roles,
+                "subsets": [pair_subsets[i // 2] for i in range(n)]}
+
     def _info(self):
         return evaluate.MetricInfo(
             description=_DESCRIPTION,
@@ -174,7 +193,6 @@ class VideoHallucer(evaluate.Metric):
 
     def _compute_prepared(self, basic, halluc, complete, subset, unparsed, groups):
         result = _summary(basic, halluc, complete, subset, unparsed)
-        del result["n"]
         result["unparsed_indices"] = [int(i) for i in np.flatnonzero(unparsed)]
         result["by_group"] = {
             column: {value: _summary(*(a[values == value] for a in (basic, halluc, complete, subset, unparsed)))
