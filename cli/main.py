@@ -34,7 +34,7 @@ def quiet_libraries() -> None:
 quiet_libraries()  # before the import below, which imports huggingface_hub (its constants read these once)
 import hallubench.metrics  # noqa: E402,F401  its import puts the metrics into evaluate's cache (bare-name evaluate.load)
 from hallubench.cli.includes import add_include_argument, included  # noqa: E402
-from hallubench.errors import PluginImportError  # noqa: E402
+from hallubench.errors import HallubenchError, RunInterrupted  # noqa: E402
 from hallubench.registry import include  # noqa: E402
 
 # Each module exposes `register(subparsers)`, adding its parser with `func=handler(args) -> int`.
@@ -82,13 +82,27 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     quiet_libraries()
     command = next((arg for arg in argv if not arg.startswith("-")), "")
-    try:  # the plug-ins first: they are among the parser's choices and in its --help
-        for spec in included(argv):
-            include(spec)
-        parser = build_parser(command if command in COMMANDS else "")
-    except PluginImportError as err:
-        print(f"hallubench: error: {err}", file=sys.stderr)
-        return 2
+    name = f"hallubench {command}" if command in COMMANDS else "hallubench"
+    try:
+        return _dispatch(argv, command)
+    except RunInterrupted as err:  # not an error: the message says what was kept and how to resume
+        print(f"{name}: {err}", file=sys.stderr)
+        return err.exit_code
+    except HallubenchError as err:  # every user-facing error, a broken plug-in's included: its message, no traceback
+        print(f"{name}: error: {err}", file=sys.stderr)
+        return err.exit_code
+    except KeyboardInterrupt:  # before anything was written: a run turns a later one into RunInterrupted
+        print(f"{name}: interrupted; nothing was changed", file=sys.stderr)
+        return RunInterrupted.exit_code
+    except BrokenPipeError:  # the reader left (`hallubench models | head`): as the Python docs advise, no traceback
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # and no second error at exit's flush
+        return 1
+
+
+def _dispatch(argv: list[str], command: str) -> int:
+    for spec in included(argv):  # the plug-ins first: they are among the parser's choices and in its --help
+        include(spec)
+    parser = build_parser(command if command in COMMANDS else "")
     args, unknown = parser.parse_known_args(argv)
     if unknown:  # argparse would show the top-level usage; the command's own is the one that helps
         subparsers = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
@@ -96,22 +110,7 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
-    from hallubench.errors import HallubenchError, RunInterrupted
-
-    try:
-        return args.func(args)
-    except RunInterrupted as err:  # not an error: the message says what was kept and how to resume
-        print(f"hallubench {args.command}: {err}", file=sys.stderr)
-        return err.exit_code
-    except HallubenchError as err:  # every user-facing error: its message, no traceback
-        print(f"hallubench {args.command}: error: {err}", file=sys.stderr)
-        return err.exit_code
-    except KeyboardInterrupt:  # before anything was written: a run turns a later one into RunInterrupted
-        print(f"hallubench {args.command}: interrupted; nothing was changed", file=sys.stderr)
-        return RunInterrupted.exit_code
-    except BrokenPipeError:  # the reader left (`hallubench models | head`): as the Python docs advise, no traceback
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # and no second error at exit's flush
-        return 1
+    return args.func(args)
 
 
 if __name__ == "__main__":

@@ -50,7 +50,9 @@ class RegistryError(HallubenchError, ValueError):
 
 class PluginImportError(RegistryError):
     """A plug-in cannot be imported: an `--include` file, folder or module, a `hallubench.plugins` entry point, or
-    the "module:object" a plug-in was registered under."""
+    the "module:object" a plug-in was registered under. The user's to fix (a flag, a file, an installed package)."""
+
+    exit_code = 2
 
 
 class BuildError(HallubenchError, ValueError):
