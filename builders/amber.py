@@ -36,8 +36,8 @@ IMAGE_DIR = "image"
 class Amber(ReleaseBuilder):
     NAME = "amber"
     # No Hub copy of the release in the authors' layout exists (stzhao/amber holds only a third-party zip of the
-    # images): this names the authors' GitHub layout, to be served as a Hub dataset repo (tests do so).
-    HUB_RELEASE = "junyangwang0410/AMBER"
+    # images): `build amber` without --source says where to download it; `--source hub:ORG/NAME` reads a copy
+    # someone pushed in the authors' layout.
     ELSEWHERE = ("data/ of github.com/junyangwang0410/AMBER and the images of the Google Drive archive its README "
                  "links (unpacked beside data/ as image/)")
     SUMMARY_COLUMNS = ("part", "answer")

@@ -110,14 +110,18 @@ def test_bad_rows_name_the_row_or_are_skipped(release, tmp_path):
     assert {s["id"] for s in skipped} == {"amber-1"} | without_image
 
 
-def test_build_without_source_reads_the_github_layout_from_the_hub(release, tmp_path):
-    """No Hub copy of AMBER in the authors' layout exists: HUB_RELEASE names the GitHub layout, served here."""
-    hub = StandInHub({"junyangwang0410/AMBER": Repo.from_folder(release)})
+def test_build_from_a_hub_copy_in_the_authors_layout_and_without_source_says_where(release, tmp_path):
+    """No Hub copy of AMBER in the authors' layout exists: without --source the build says where to download it;
+    a copy pushed in that layout builds with --source hub:ORG/NAME (served here by the stand-in Hub)."""
+    hub = StandInHub({"someone/amber-copy": Repo.from_folder(release)})
     try:
-        done = hallubench(["build", "amber", "--out", str(tmp_path / "amber")], hub, tmp_path / "home")
-        commit = hub.repos["junyangwang0410/AMBER"].commit
+        refused = hallubench(["build", "amber", "--out", str(tmp_path / "none")], hub, tmp_path / "home")
+        done = hallubench(["build", "amber", "--source", "hub:someone/amber-copy", "--out", str(tmp_path / "amber")],
+                          hub, tmp_path / "home")
+        commit = hub.repos["someone/amber-copy"].commit
     finally:
         hub.close()
+    assert refused.returncode != 0 and "github.com/junyangwang0410/AMBER" in refused.stderr
     assert done.returncode == 0, done.stderr[-2000:]
-    assert card_source(tmp_path / "amber") == {"repo_id": "junyangwang0410/AMBER", "commit": commit}
+    assert card_source(tmp_path / "amber") == {"repo_id": "someone/amber-copy", "commit": commit}
     assert len(rows(tmp_path / "amber", "all", tmp_path)) == len(official(release, "annotations.json"))
