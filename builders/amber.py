@@ -20,14 +20,24 @@ from typing import Any
 
 import datasets
 from hallubench.errors import BuildError
-from hallubench.metrics.amber.amber import DIMENSIONS, RELATION, SAFE_WORDS
 from hallubench.registry import register_builder
 from hallubench.builders.base import ReleaseBuilder, RowError, column_values, load_json_list, subsets
 
 GENERATIVE = "generative"
-# annotations.json type -> the part of the release (its query_discriminative-<part>.json) it belongs to
-PART = {GENERATIVE: GENERATIVE,
-        **{kind: "attribute" if "attribute" in kind else dimension for kind, dimension in DIMENSIONS.items()}}
+
+
+def lexicon():
+    """The amber metric's module: its relation.json, safe words and discriminative dimensions, which the release must
+    match (imported on use: it imports evaluate, which `hallubench build --help` must not)."""
+    from hallubench.metrics.amber import amber
+
+    return amber
+
+
+def parts() -> dict[str, str]:
+    """annotations.json type -> the part of the release (its query_discriminative-<part>.json) it belongs to."""
+    return {GENERATIVE: GENERATIVE, **{kind: "attribute" if "attribute" in kind else dimension
+                                       for kind, dimension in lexicon().DIMENSIONS.items()}}
 PARTS = ("generative", "existence", "attribute", "relation")
 IMAGE_DIR = "image"
 
@@ -82,7 +92,9 @@ class Amber(ReleaseBuilder):
                 safe_words = tuple(line.split("\n")[0] for line in lines)
         except (OSError, UnicodeDecodeError) as err:
             raise BuildError(f"{path} is not readable ({err}); re-download it from the official release.") from err
-        for name, theirs, ours in (("relation.json", relation, RELATION), ("safe_words.txt", safe_words, SAFE_WORDS)):
+        metric = lexicon()
+        for name, theirs, ours in (("relation.json", relation, metric.RELATION),
+                                   ("safe_words.txt", safe_words, metric.SAFE_WORDS)):
             if theirs != ours:
                 raise BuildError(f"{data / name} differs from the lexicon of AMBER @ 534babf that the amber metric "
                                  "scores descriptions with; scores with another lexicon would not be AMBER's.")
@@ -102,11 +114,12 @@ class Amber(ReleaseBuilder):
             raise RowError(f"no annotation for id {query_id} in annotations.json ({len(self.annotations)} entries)")
         annotation = self.annotations[query_id - 1]
         kind, truth, hallu = annotation.get("type"), annotation.get("truth"), annotation.get("hallu", [])
-        if kind not in PART:
-            raise RowError(f"annotation type {kind!r} is not one of {', '.join(PART)}")
+        part = parts()
+        if kind not in part:
+            raise RowError(f"annotation type {kind!r} is not one of {', '.join(part)}")
         if kind == GENERATIVE:
             objects = truth + hallu if isinstance(truth, list) and isinstance(hallu, list) else None
-            if not truth or objects is None or any(word not in RELATION for word in objects):
+            if not truth or objects is None or any(word not in lexicon().RELATION for word in objects):
                 raise RowError(f"a generative annotation needs truth and hallu lists of relation.json objects, got "
                                f"truth {truth!r}, hallu {hallu!r}")
         elif truth not in ("yes", "no"):
@@ -114,7 +127,7 @@ class Amber(ReleaseBuilder):
         generative = kind == GENERATIVE
         return {"id": self.row_id(index, raw), "query_id": query_id,
                 "image": self.place_media(self.source / IMAGE_DIR / image, f"{IMAGE_DIR}/{image}"),
-                "query": query, "type": kind, "part": PART[kind], "answer": None if generative else truth,
+                "query": query, "type": kind, "part": part[kind], "answer": None if generative else truth,
                 "truth": truth if generative else [], "hallu": hallu if generative else []}
 
     def output_configs(self, dataset: datasets.Dataset) -> dict[str, datasets.Dataset]:

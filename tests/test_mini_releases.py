@@ -338,7 +338,8 @@ def test_build_all_keeps_every_row_and_its_media(tmp_path, monkeypatch):
         for row in rows:
             for column in MEDIA_COLUMNS:
                 if row.get(column) is not None:
-                    path = row[column]["path"] if column == "image" else row[column]  # datasets.Image: named by its file
+                    value = row[column]  # datasets.Image: named by its file; AMBER keeps a path (one image, many rows)
+                    path = value["path"] if isinstance(value, dict) else value
                     assert (folder / path).is_file(), (name, row["id"], column)
 
 

@@ -138,20 +138,25 @@ def test_ranking_folder_has_one_writer(tmp_path):
     assert "being written by" not in err and "taking over the lock" in err
 
 
-def test_a_ranking_is_not_pushed_while_a_rank_writes_it(tmp_path, capsys):
+def test_a_ranking_is_not_pushed_while_a_rank_writes_it(tmp_path):
     from hallubench.cli.rank import push
+    from hallubench.errors import HallubenchError
 
     folder = tmp_path / "ranking"
     holder = _holder("lock = folder_lock.FolderLock(sys.argv[1], 'rank')", folder)
     try:
-        assert push(folder, "me/ranking", "rank") == 2
-        err = capsys.readouterr().err
-        assert f"{folder} is being written by hallubench rank pid {holder.pid}" in err and "nothing was uploaded" in err
+        with pytest.raises(HallubenchError) as busy:  # cli/main.py's one catch prints it and exits with its code
+            push(folder, "me/ranking", "rank")
+        assert busy.value.exit_code == 2
+        assert f"{folder} is being written by hallubench rank pid {holder.pid}" in str(busy.value)
+        assert "nothing was uploaded" in str(busy.value)
     finally:
         os.killpg(holder.pid, signal.SIGKILL)
         holder.wait()
-    assert push(folder, "me/ranking", "rank") == 2  # the killed rank left its ranking half-written
-    assert f"{folder} is half-written: its last writer (hallubench rank pid {holder.pid}" in capsys.readouterr().err
+    with pytest.raises(HallubenchError) as half:  # the killed rank left its ranking half-written
+        push(folder, "me/ranking", "rank")
+    assert half.value.exit_code == 2
+    assert f"{folder} is half-written: its last writer (hallubench rank pid {holder.pid}" in str(half.value)
 
 
 def test_all_processes_of_one_launch_share_the_folder_and_a_second_run_is_refused(server, data_dir, tmp_path):
