@@ -15,7 +15,7 @@ import dataclasses
 
 from hallubench.benchmarks.task import MediaSpec, Task, one_of, yes_no
 from hallubench.models.protocol import GenerationSettings
-from hallubench.registry import register_parser, register_task
+from hallubench.registry import register_task
 
 SOURCE = "Sung-Bin et al., ICLR 2025, arXiv:2410.18325; github.com/kaist-ami/AVHBench; rule: github.com/AoiDragon/POPE"
 # task name -> dataset config: the rows of one released task (Audio-driven Video Hallucination, Video-driven Audio

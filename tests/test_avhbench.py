@@ -24,7 +24,7 @@ from test_build_from_hub import card_source, hallubench
 from hallubench.builders import build
 from hallubench.builders.mini import make_release
 from hallubench.errors import BuildError
-from hallubench.metrics.pope.pope import Pope, official_answer, parse_pope
+from hallubench.metrics.pope.pope import Pope, parse_pope
 
 FIXTURES = Path(__file__).parent / "fixtures" / "avhbench"
 NUMBERS = ("accuracy", "precision", "recall", "f1", "yes_ratio")
