@@ -15,7 +15,7 @@ import dataclasses
 
 from hallubench.benchmarks.task import MediaSpec, Task, one_of, yes_no
 from hallubench.models.protocol import GenerationSettings
-from hallubench.registry import register_parser, register_task
+from hallubench.registry import register_task
 
 SOURCE = "Sung-Bin et al., ICLR 2025, arXiv:2410.18325; github.com/kaist-ami/AVHBench; rule: github.com/AoiDragon/POPE"
 # task name -> dataset config: the rows of one released task (Audio-driven Video Hallucination, Video-driven Audio
@@ -27,15 +27,6 @@ JUDGMENTS = {
 }
 
 
-@register_parser("avhbench_yes_no")
-def avhbench_yes_no(text: str) -> str | None:
-    """The metric's strict reading (the first standalone yes/no word, else None), so the run's unparsed count is the
-    metric's (imported on first use: the metric module imports evaluate)."""
-    from hallubench.metrics.avhbench.avhbench import parse_yes_no
-
-    return parse_yes_no(text)
-
-
 AVHBENCH = Task(
     name="avhbench",
     benchmark="avhbench",
@@ -43,8 +34,9 @@ AVHBENCH = Task(
     prompt=lambda row: row["text"],
     media=MediaSpec(video="video", audio="video"),
     generation=GenerationSettings(max_new_tokens=64),
-    parser="avhbench_yes_no",
-    metric="avhbench",
+    # AVHBench releases no scorer and its tables report POPE's five numbers: POPE's metric and answer rule.
+    parser="pope_answer",
+    metric="pope",
     reference=lambda row: one_of(row, "label", ("yes", "no"), yes_no),
     group=lambda row: row["task"],
     # yes_ratio is best at the references' share, so neither direction is better.

@@ -24,7 +24,7 @@ from test_build_from_hub import card_source, hallubench
 from hallubench.builders import build
 from hallubench.builders.mini import make_release
 from hallubench.errors import BuildError
-from hallubench.metrics.avhbench.avhbench import AVHBench, parse_yes_no, pope_answer
+from hallubench.metrics.pope.pope import Pope, parse_pope
 
 FIXTURES = Path(__file__).parent / "fixtures" / "avhbench"
 NUMBERS = ("accuracy", "precision", "recall", "f1", "yes_ratio")
@@ -40,7 +40,7 @@ def test_metric_reproduces_popes_scorer_on_adversarial_outputs(release):
     rounds = json.loads((FIXTURES / "outputs.json").read_text())
     official = json.loads((FIXTURES / "official_scores.json").read_text())
     assert len(rounds) == len(official) == 30 and all(len(answers) == len(rows) for answers in rounds)
-    metric, stopped = AVHBench(), 0
+    metric, stopped = Pope(), 0
     for answers, printed in zip(rounds, official):
         tasks = [r["task"] for r in rows]
         result = metric.compute(predictions=answers, references=[r["label"] for r in rows], groups={"task": tasks})
@@ -53,25 +53,8 @@ def test_metric_reproduces_popes_scorer_on_adversarial_outputs(release):
                 c = expected["counts"]
                 assert ours["accuracy"] == pytest.approx((c["TP"] + c["TN"]) / sum(c.values()))
                 assert None in (ours["precision"], ours["recall"], ours["f1"])
-        assert result["unparsed"] == sum(parse_yes_no(a) is None for a in answers)
+        assert result["unparsed"] == sum(parse_pope(a) is None for a in answers)
     assert 0 < stopped < 30 * 4  # the fixture holds both kinds of round
-
-
-@pytest.mark.parametrize("text, pope, strict", [
-    ("Yes", "yes", "yes"), ("NO", "yes", "no"), ("no!", "yes", "no"), ("Yes. No.", "yes", "yes"),
-    ("yes, no", "no", "yes"), ("Not sure.", "yes", None), ("I do not know", "no", None), ("", "yes", None),
-    ("nobody", "yes", None), ("No, it is not.", "no", "no"),
-])
-def test_popes_rule_and_the_strict_reading_beside_it(text, pope, strict):
-    assert (pope_answer(text), parse_yes_no(text)) == (pope, strict)
-
-
-def test_bad_metric_inputs_are_named():
-    metric = AVHBench()
-    with pytest.raises(ValueError, match=r"references\[1\]"):
-        metric._compute(predictions=["yes", "no"], references=["yes", "maybe"])
-    with pytest.raises(ValueError, match=r"predictions\[0\]"):
-        metric._compute(predictions=[None], references=["yes"])
 
 
 def test_mini_release_builds_per_task_configs_with_each_videos_soundtrack(release, tmp_path):
