@@ -5,6 +5,7 @@ from typing import Any
 
 from hallubench.registry import MODELS, register_model
 
+from . import search, vision_tools  # noqa: F401  (they register the tool adapters: UniHD's tools)
 from .configs import HFArgs, OpenAIArgs
 from .protocol import (
     AudioPart,
