@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from test_cchall_strategies import NON, final
+
 from hallubench import models
 from hallubench.benchmarks.unihd_prompts import QUERY_GENERATE, VERIFY
 from hallubench.cli.main import main
@@ -42,6 +44,13 @@ class UniHDDouble:
         if "brilliant hallucination judger" in text:
             return json.dumps([{f"claim{k}": "hallucination" if k % 2 else "non-hallucination", "reason": "r"}
                                for k in range(1, claims + 1)])
+        if text.startswith("You are a hallucination detection system"):  # CCHall's final answer
+            return final(NON)
+        if "brilliant claim generator" in text:
+            return json.dumps([{"segment": "s", "claims": [{"claim": "A square is in the image"},
+                                                           {"claim": "Acme made the square"}]}])
+        if text.startswith("Rewrite the answer"):
+            return "A square is in the image, made by Acme."
         if "object extractor" in text:
             return json.dumps({f"claim{k}": "square.circle" if k == 1 else "none" for k in range(1, claims + 1)})
         if "questions about attributes" in text:
@@ -106,12 +115,13 @@ def registered(monkeypatch):
     monkeypatch.setenv("SERPER_API_KEY", KEY)
 
 
-def run(data, out, tools, serper, *extra, model=("unihd_double", "pretrained=x")):
+def run(data, out, tools, serper, *extra, model=("unihd_double", "pretrained=x"), task=TASK):
     detector, ocr = tools
-    return main(["run", "--model", model[0], "--model-args", model[1], "--tasks", TASK, "--data-dir", str(data),
+    ocr_helper = ["--helper", "ocr", f"adapter=scene_text,pretrained={ocr},detector={detector},box_threshold=0.0"]
+    return main(["run", "--model", model[0], "--model-args", model[1], "--tasks", task, "--data-dir", str(data),
                  "--output-dir", str(out),
                  "--helper", "detector", f"adapter=grounding_dino,pretrained={detector},box_threshold=0.0",
-                 "--helper", "ocr", f"adapter=scene_text,pretrained={ocr},detector={detector},box_threshold=0.0",
+                 *(ocr_helper if task == TASK else []),
                  "--helper", "search", f"adapter=search,pretrained=serper,base_url={serper}", *extra])
 
 
@@ -200,6 +210,27 @@ def test_a_tiny_random_checkpoint_runs_the_chain_and_scores(mini_datasets, tiny_
     result = json.loads((tmp_path / "run" / "results.json").read_text())["tasks"][TASK]
     assert result["n_scored"] + result["n_unparsed"] == result["n_selected"] == 6
     assert all(r["error"] is None and "verify" in r["steps"] for r in samples(tmp_path / "run").values())
+
+
+def test_cchall_unihd_extracts_claims_of_both_answers_calls_the_tools_and_answers_in_cchalls_format(
+        mini_datasets, tools, serper, tmp_path):
+    SerperStandIn.queries.clear()
+    assert run(mini_datasets, tmp_path / "run", tools, serper, task="cchall_unihd") == 0
+    records = samples(tmp_path / "run")
+    assert records and all(r["error"] is None for r in records.values())
+    for record in records.values():
+        steps = record["steps"]
+        assert list(steps) == ["statements", "claims", "objects", "facts", "detect", "search", "answer"]
+        assert len(steps["claims"]["prompts"]) == 2  # one claim extraction per answer
+        assert "[text]:A square is in the image, made by Acme." in steps["claims"]["prompts"][0]["text"]
+        assert [p["text"] for p in steps["detect"]["prompts"]] == ["square.circle"]
+        answer = steps["answer"]["prompts"][0]["text"]
+        assert "claim2: Acme made the square" in answer and "1.Snippet about Who made the sign?" in answer
+        assert steps["detect"]["outputs"][0][0].splitlines()[0] + " \n" in answer
+        assert record["parsed"] is not None
+    assert len(SerperStandIn.queries) == 2 * 2 * len(records)  # two questions for each answer's fact claim
+    result = json.loads((tmp_path / "run" / "results.json").read_text())["tasks"]["cchall_unihd"]
+    assert result["n_unparsed"] == 0 and "accuracy" in result["metrics"]
 
 
 def test_offline_search_ranks_the_users_corpus(tmp_path):
