@@ -68,7 +68,8 @@ def tool_queries(done: Done, step: str) -> list[list[list[str]]]:
     """Per answer, each claim's queries of the `objects` or `facts` step."""
     counts = [len(claims) for claims in claims_of(done)]
     outputs = (done.outputs.get(step) or []) + [[]] * 2
-    return [per_claim(read_json(out[0]) if out else None, count) for out, count in zip(outputs, counts)]
+    return [per_claim(read_json(out[0]) if out else None, count, objects=step == "objects")
+            for out, count in zip(outputs, counts)]
 
 
 def _statements(row: Row, done: Done) -> list[str]:

@@ -91,13 +91,14 @@ def claim_list(row: Row, done: Done) -> str:
     return "\n".join(f"claim{k}: {claim}" for k, claim in enumerate(claim_texts(row, done), 1))
 
 
-def per_claim(answer: Any, count: int) -> list[list[str]]:
-    """A query answer {"claim1": [...] or "a.b", ...} as each claim's queries ("none" dropped)."""
+def per_claim(answer: Any, count: int, objects: bool = False) -> list[list[str]]:
+    """A query answer {"claim1": [...], ...} as each claim's queries ("none" dropped); a string is one query, or with
+    `objects` the period-separated objects ("man.motorcycle")."""
     answer = answer if isinstance(answer, dict) else {}
     out = []
     for k in range(1, count + 1):
         value = answer.get(f"claim{k}", [])
-        items = value if isinstance(value, list) else str(value).split(".")
+        items = value if isinstance(value, list) else str(value).split(".") if objects else [value]
         out.append([str(q).strip() for q in items if str(q).strip() and str(q).strip().lower() != "none"])
     return out
 
@@ -107,7 +108,8 @@ def queries(row: Row, done: Done) -> dict[str, list[list[str]]]:
     count = len(claim_texts(row, done))
     asked = done.outputs.get("queries") or []
     answers = [read_json(outputs[0]) if outputs else None for outputs in asked] + [None] * (3 - len(asked))
-    objects = per_claim(read_json(done.first("objects")) if done.outputs.get("objects") else None, count)
+    asked_objects = read_json(done.first("objects")) if done.outputs.get("objects") else None
+    objects = per_claim(asked_objects, count, objects=True)
     found = {"object": objects, **{name: per_claim(answer, count)
                                    for name, answer in zip(("attribute", "scene-text", "fact"), answers)}}
     if kind(row) == "image-to-text":
@@ -134,7 +136,7 @@ def _objects(row: Row, done: Done) -> list[str]:
 def _queries(row: Row, done: Done) -> list[str]:
     prompts = QUERY_GENERATE[kind(row)]
     count = len(claim_texts(row, done))
-    objects = ".".join(unique(per_claim(read_json(done.first("objects")), count)))
+    objects = ".".join(unique(per_claim(read_json(done.first("objects")), count, objects=True)))
     listed = claim_list(row, done)
     return [with_system(prompts["attribute"], objects=objects, claims=listed),
             with_system(prompts["scene-text"], claims=listed), with_system(prompts["fact"], claims=listed)]

@@ -6,8 +6,13 @@ backend ranks a user's corpus."""
 from __future__ import annotations
 
 import json
+import os
 import re
+import signal
+import subprocess
+import sys
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 
@@ -16,6 +21,7 @@ import pytest
 from test_cchall_strategies import NON, final
 
 from hallubench import models
+from hallubench.benchmarks.unihd import per_claim, read_json
 from hallubench.benchmarks.unihd_prompts import QUERY_GENERATE, VERIFY
 from hallubench.cli.main import main
 from hallubench.harness import store
@@ -204,12 +210,64 @@ def test_a_run_killed_before_verification_resumes_there_and_matches_an_unbroken_
     assert samples(out) == samples(reference)
 
 
-def test_a_tiny_random_checkpoint_runs_the_chain_and_scores(mini_datasets, tiny_checkpoint, tools, serper, tmp_path):
-    model = ("hf", f"pretrained={tiny_checkpoint('qwen2_vl')},dtype=float32")
-    assert run(mini_datasets, tmp_path / "run", tools, serper, "--gen-kwargs", "max_new_tokens=8", model=model) == 0
-    result = json.loads((tmp_path / "run" / "results.json").read_text())["tasks"][TASK]
+def tiny_argv(data, out, tools, serper, model_folder):
+    detector, ocr = tools
+    return ["run", "--model", "hf", "--model-args", f"pretrained={model_folder},dtype=float32", "--tasks", TASK,
+            "--data-dir", str(data), "--output-dir", str(out), "--gen-kwargs", "max_new_tokens=8", "--batch-size", "1",
+            "--helper", "detector", f"adapter=grounding_dino,pretrained={detector},box_threshold=0.0",
+            "--helper", "ocr", f"adapter=scene_text,pretrained={ocr},detector={detector},box_threshold=0.0",
+            "--helper", "search", f"adapter=search,pretrained=serper,base_url={serper}"]
+
+
+@pytest.fixture(scope="module")
+def tiny_reference(mini_datasets, tiny_checkpoint, tools, serper, tmp_path_factory):
+    out = tmp_path_factory.mktemp("unihd-tiny") / "run"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("SERPER_API_KEY", KEY)
+        assert main(tiny_argv(mini_datasets, out, tools, serper, tiny_checkpoint("qwen2_vl"))) == 0
+    return out
+
+
+def test_a_tiny_random_checkpoint_runs_the_chain_and_scores(tiny_reference):
+    result = json.loads((tiny_reference / "results.json").read_text())["tasks"][TASK]
     assert result["n_scored"] + result["n_unparsed"] == result["n_selected"] == 6
-    assert all(r["error"] is None and "verify" in r["steps"] for r in samples(tmp_path / "run").values())
+    assert all(r["error"] is None and "verify" in r["steps"] for r in samples(tiny_reference).values())
+
+
+@pytest.mark.slow
+def test_a_tiny_run_killed_with_sigkill_mid_chain_resumes_and_matches(mini_datasets, tiny_checkpoint, tools, serper,
+                                                                       tiny_reference, tmp_path):
+    out = tmp_path / "run"
+    argv = tiny_argv(mini_datasets, out, tools, serper, tiny_checkpoint("qwen2_vl"))
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1", "SERPER_API_KEY": KEY}
+    proc = subprocess.Popen([sys.executable, "-m", "hallubench", *argv], env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True)
+    journal = store.rank_file(out, 0, store.STEPS)
+    deadline = time.monotonic() + 300
+    while proc.poll() is None and time.monotonic() < deadline:  # kill once an item is past its query step
+        if journal.exists() and b'"step": "queries"' in journal.read_bytes():
+            break
+        time.sleep(0.01)
+    assert proc.poll() is None, "the run finished before it could be killed"
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    steps_done = {(r["id"], r["step"]) for r in store.read_store(out, store.STEPS).records.values()}
+    samples_done = {r["id"] for r in store.read_store(out).records.values()}
+    assert any(step == "queries" and item not in samples_done for item, step in steps_done)  # killed inside an item
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("SERPER_API_KEY", KEY)
+        assert main(argv) == 0
+    assert samples(out) == samples(tiny_reference)
+
+
+def test_query_answers_are_read_as_easydetect_writes_them():
+    # the paper's Figure 5 writes Python literals; text-to-image scene-text answers are strings, not lists
+    assert read_json("Sure: {'claim1': ['athlete', 'uniform'], 'claim2': ['none']}") == {
+        "claim1": ["athlete", "uniform"], "claim2": ["none"]}
+    assert read_json("no JSON here") is None
+    assert per_claim({"claim1": "man.motorcycle", "claim2": "none"}, 3, objects=True) == [["man", "motorcycle"], [], []]
+    assert per_claim({"claim1": "What does the sign say? It reads St. Louis."}, 1) == [
+        ["What does the sign say? It reads St. Louis."]]
 
 
 def test_cchall_unihd_extracts_claims_of_both_answers_calls_the_tools_and_answers_in_cchalls_format(
