@@ -67,7 +67,7 @@ def with_system(prompt: dict[str, str], **fields: str) -> str:
 
 def read_json(text: str) -> Any:
     """The first JSON list or dict in a model's answer (as JSON, else as a Python literal), or None."""
-    match = re.search(r"[\[{].*[\]}]", text or "", re.S)
+    match = re.search(r"[\[{].*[\]}]", text or "", re.DOTALL)
     if not match:
         return None
     for read in (json.loads, ast.literal_eval):

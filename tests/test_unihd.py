@@ -8,16 +8,13 @@ from __future__ import annotations
 import json
 import os
 import re
-import signal
-import subprocess
-import sys
 import threading
-import time
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
-
+from kill_support import kill_when_journalled
 from test_cchall_strategies import NON, final
 
 from hallubench import models
@@ -46,7 +43,7 @@ class UniHDDouble:
         self.kill_on = kill_on
 
     def reply(self, text: str) -> str:
-        claims = len(re.findall(r"^\s*claim\d+:", text.rsplit("claim list:", 1)[-1], re.M))
+        claims = len(re.findall(r"^\s*claim\d+:", text.rsplit("claim list:", 1)[-1], re.MULTILINE))
         if "brilliant hallucination judger" in text:
             return json.dumps([{f"claim{k}": "hallucination" if k % 2 else "non-hallucination", "reason": "r"}
                                for k in range(1, claims + 1)])
@@ -79,7 +76,7 @@ class UniHDDouble:
 class SerperStandIn(BaseHTTPRequestHandler):
     """Serper's API shape on 127.0.0.1: POST /search with X-API-KEY, the answer's organic snippets."""
 
-    queries: list[str] = []
+    queries: ClassVar[list[str]] = []
 
     def do_POST(self):
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
@@ -240,17 +237,8 @@ def test_a_tiny_run_killed_with_sigkill_mid_chain_resumes_and_matches(mini_datas
     out = tmp_path / "run"
     argv = tiny_argv(mini_datasets, out, tools, serper, tiny_checkpoint("qwen2_vl"))
     env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1", "SERPER_API_KEY": KEY}
-    proc = subprocess.Popen([sys.executable, "-m", "hallubench", *argv], env=env, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, start_new_session=True)
-    journal = store.rank_file(out, 0, store.STEPS)
-    deadline = time.monotonic() + 300
-    while proc.poll() is None and time.monotonic() < deadline:  # kill once an item is past its query step
-        if journal.exists() and b'"step": "queries"' in journal.read_bytes():
-            break
-        time.sleep(0.01)
-    assert proc.poll() is None, "the run finished before it could be killed"
-    os.killpg(proc.pid, signal.SIGKILL)
-    proc.wait()
+    # kill once an item is past its query step
+    kill_when_journalled(argv, env, store.rank_file(out, 0, store.STEPS), b'"step": "queries"')
     steps_done = {(r["id"], r["step"]) for r in store.read_store(out, store.STEPS).records.values()}
     samples_done = {r["id"] for r in store.read_store(out).records.values()}
     assert any(step == "queries" and item not in samples_done for item, step in steps_done)  # killed inside an item
