@@ -26,6 +26,7 @@ from hallubench.models.protocol import GenerationSettings, Message, TextPart
 from hallubench.testing.tiny_tools import make_tiny_grounding_dino, make_tiny_trocr
 
 TASK = "mhalubench_unihd"
+CCHALL = "cchall_unihd"
 KEY = "loopback-key"
 
 
@@ -209,7 +210,8 @@ def test_a_run_killed_before_verification_resumes_there_and_matches_an_unbroken_
 
 def tiny_argv(data, out, tools, serper, model_folder):
     detector, ocr = tools
-    return ["run", "--model", "hf", "--model-args", f"pretrained={model_folder},dtype=float32", "--tasks", TASK,
+    return ["run", "--model", "hf", "--model-args", f"pretrained={model_folder},dtype=float32",
+            "--tasks", f"{TASK},{CCHALL}",
             "--data-dir", str(data), "--output-dir", str(out), "--gen-kwargs", "max_new_tokens=8", "--batch-size", "1",
             "--helper", "detector", f"adapter=grounding_dino,pretrained={detector},box_threshold=0.0",
             "--helper", "ocr", f"adapter=scene_text,pretrained={ocr},detector={detector},box_threshold=0.0",
@@ -225,10 +227,13 @@ def tiny_reference(mini_datasets, tiny_checkpoint, tools, serper, tmp_path_facto
     return out
 
 
-def test_a_tiny_random_checkpoint_runs_the_chain_and_scores(tiny_reference):
-    result = json.loads((tiny_reference / "results.json").read_text())["tasks"][TASK]
-    assert result["n_scored"] + result["n_unparsed"] == result["n_selected"] == 6
-    assert all(r["error"] is None and "verify" in r["steps"] for r in samples(tiny_reference).values())
+def test_a_tiny_random_checkpoint_runs_both_chains_and_scores(tiny_reference):
+    results = json.loads((tiny_reference / "results.json").read_text())["tasks"]
+    for task, last in ((TASK, "verify"), (CCHALL, "answer")):
+        result = results[task]
+        assert result["n_scored"] + result["n_unparsed"] == result["n_selected"] > 0
+        records = [r for r in samples(tiny_reference).values() if r["task"] == task]
+        assert len(records) == result["n_selected"] and all(r["error"] is None and last in r["steps"] for r in records)
 
 
 @pytest.mark.slow
@@ -258,11 +263,20 @@ def test_query_answers_are_read_as_easydetect_writes_them():
         ["What does the sign say? It reads St. Louis."]]
 
 
-def test_cchall_unihd_extracts_claims_of_both_answers_calls_the_tools_and_answers_in_cchalls_format(
-        mini_datasets, tools, serper, tmp_path):
-    SerperStandIn.queries.clear()
-    assert run(mini_datasets, tmp_path / "run", tools, serper, task="cchall_unihd") == 0
-    records = samples(tmp_path / "run")
+@pytest.fixture(scope="module")
+def cchall_reference(mini_datasets, tools, serper, tmp_path_factory):
+    out = tmp_path_factory.mktemp("cchall-unihd") / "run"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setitem(models.MODELS, "unihd_double", UniHDDouble)
+        patch.setenv("SERPER_API_KEY", KEY)
+        SerperStandIn.queries.clear()
+        assert run(mini_datasets, out, tools, serper, task=CCHALL) == 0
+        return out, list(SerperStandIn.queries)
+
+
+def test_cchall_unihd_extracts_claims_of_both_answers_calls_the_tools_and_answers_in_cchalls_format(cchall_reference):
+    out, queries = cchall_reference
+    records = samples(out)
     assert records and all(r["error"] is None for r in records.values())
     for record in records.values():
         steps = record["steps"]
@@ -274,9 +288,20 @@ def test_cchall_unihd_extracts_claims_of_both_answers_calls_the_tools_and_answer
         assert "claim2: Acme made the square" in answer and "1.Snippet about Who made the sign?" in answer
         assert steps["detect"]["outputs"][0][0].splitlines()[0] + " \n" in answer
         assert record["parsed"] is not None
-    assert len(SerperStandIn.queries) == 2 * 2 * len(records)  # two questions for each answer's fact claim
-    result = json.loads((tmp_path / "run" / "results.json").read_text())["tasks"]["cchall_unihd"]
+    assert len(queries) == 2 * 2 * len(records)  # two questions for each answer's fact claim
+    result = json.loads((out / "results.json").read_text())["tasks"][CCHALL]
     assert result["n_unparsed"] == 0 and "accuracy" in result["metrics"]
+
+
+def test_cchall_unihd_killed_before_its_answer_resumes_there(mini_datasets, tools, serper, cchall_reference, tmp_path):
+    out = tmp_path / "run"
+    with pytest.raises(Killed):
+        run(mini_datasets, out, tools, serper, task=CCHALL,
+            model=("unihd_double", "pretrained=x,kill_on=You are a hallucination detection system"))
+    journalled = {r["step"] for r in store.read_store(out, store.STEPS).records.values()}
+    assert {"statements", "claims", "search"} <= journalled and "answer" not in journalled
+    assert run(mini_datasets, out, tools, serper, task=CCHALL) == 0
+    assert samples(out) == samples(cchall_reference[0])
 
 
 def test_offline_search_ranks_the_users_corpus(tmp_path):
