@@ -89,8 +89,8 @@ def _facts(row: Row, done: Done) -> list[str]:
 
 
 def _detect(row: Row, done: Done) -> list[str]:
-    objects = [objs if not facts else [] for per_answer in zip(tool_queries(done, "objects"), tool_queries(done, "facts"))
-               for objs, facts in zip(*per_answer)]
+    answers_queries = zip(tool_queries(done, "objects"), tool_queries(done, "facts"))
+    objects = [objs if not facts else [] for per_answer in answers_queries for objs, facts in zip(*per_answer)]
     found = unique(objects)
     return [".".join(found)] if found else []
 

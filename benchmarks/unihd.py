@@ -50,8 +50,9 @@ from hallubench.models.protocol import GenerationSettings
 from hallubench.registry import register_parser, register_task
 
 NONE = "none information"
-SOURCE = ("Chen et al. 2024, arXiv:2402.03190 §4, Appendix A (Tables 3-8), Table 2 (UniHD); github.com/zjunlp/EasyDetect "
-          "pipeline/ (prompts/*.yaml, claim_generate.py, query_generate.py, tool_execute.py, tool/, verify.py) @ ad519a2")
+SOURCE = ("Chen et al. 2024, arXiv:2402.03190 §4, Appendix A (Tables 3-8), Table 2 (UniHD); "
+          "github.com/zjunlp/EasyDetect pipeline/ (prompts/*.yaml, claim_generate.py, query_generate.py, "
+          "tool_execute.py, tool/, verify.py) @ ad519a2")
 OCR_SETTINGS = GenerationSettings(max_new_tokens=32)  # a tool call: the tools ignore sampling
 
 

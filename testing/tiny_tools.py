@@ -52,7 +52,9 @@ def make_tiny_trocr(out: str | Path, seed: int = 0) -> Path:
     torch.manual_seed(seed)
     model = VisionEncoderDecoderModel(config=config)
     model.generation_config.decoder_start_token_id = tokenizer.cls_token_id
-    model.generation_config.pad_token_id, model.generation_config.eos_token_id = tokenizer.pad_token_id, tokenizer.sep_token_id
+    model.generation_config.pad_token_id = tokenizer.pad_token_id
+    model.generation_config.eos_token_id = tokenizer.sep_token_id
     model.save_pretrained(out)
-    TrOCRProcessor(image_processor=ViTImageProcessor(size={"height": 32, "width": 32}), tokenizer=tokenizer).save_pretrained(out)
+    images = ViTImageProcessor(size={"height": 32, "width": 32})
+    TrOCRProcessor(image_processor=images, tokenizer=tokenizer).save_pretrained(out)
     return out

@@ -176,6 +176,8 @@ def test_the_chain_runs_every_tool_and_verifies_with_their_evidence(reference):
         assert "Missing" not in verify
         assert record["parsed"] and None not in record["parsed"]
     assert tooled >= 3 and set(SerperStandIn.queries) == {"Who made the sign?", "sign maker"}
+    written = [path.read_bytes() for path in reference.rglob("*") if path.is_file()]
+    assert written and not any(KEY.encode() in data for data in written)  # the key is read, never stored
 
 
 def test_query_prompts_are_the_authors(reference):
