@@ -4,14 +4,13 @@ tiny random checkpoints: sac3_prime (re-scoring, resume after kill -9) and sac3_
 import json
 import os
 import re
-import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 import torch
+from kill_support import kill_when_journalled
 
 from hallubench import models
 from hallubench.benchmarks import get_task
@@ -227,17 +226,8 @@ def test_tiny_model_run_killed_mid_item_resumes_its_steps_and_matches(tiny_vl, t
     argv = ["run", "--model", tiny_vl[0], "--model-args", tiny_vl[1], "--tasks", "sac3_prime", "--limit", "5",
             "--data-dir", str(mini_datasets), "--output-dir", str(out), *TINY_ARGS]
     env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1"}
-    proc = subprocess.Popen([sys.executable, "-m", "hallubench", *argv], env=env, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, start_new_session=True)
-    journal = store.rank_file(out, 0, store.STEPS)
-    deadline = time.monotonic() + 300
-    while proc.poll() is None and time.monotonic() < deadline:  # kill once the second item has perturbed its question
-        if journal.exists() and b'"id": "prime-0001", "step": "perturb"' in journal.read_bytes():
-            break
-        time.sleep(0.01)
-    assert proc.poll() is None, "the run finished before it could be killed"
-    os.killpg(proc.pid, signal.SIGKILL)
-    proc.wait()
+    # kill once the second item has perturbed its question
+    kill_when_journalled(argv, env, store.rank_file(out, 0, store.STEPS), b'"id": "prime-0001", "step": "perturb"')
     steps_done = {(r["id"], r["step"]) for r in store.read_store(out, store.STEPS).records.values()}
     samples_done = {r["id"] for r in store.read_store(out).records.values()}
     assert ("prime-0001", "perturb") in steps_done and "prime-0001" not in samples_done  # killed inside the item
