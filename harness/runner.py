@@ -107,7 +107,8 @@ def model_arguments(options: RunOptions, device: str, flag: str = "--model") -> 
     # unknown or missing keys: ConfigError before any weights load
     args = model_config(options.model, args, None if flag == "--model" else f"{flag} (the {options.model} adapter's)")
     if local:
-        check_checkpoint(str(args["model"]), flag)
+        if getattr(MODELS[options.model].config, "model_is_checkpoint", True):  # a search tool's is a corpus or API
+            check_checkpoint(str(args["model"]), flag)
         check_device(str(args.get("device")), flag)
     return args
 

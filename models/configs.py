@@ -93,5 +93,6 @@ register_model("openai", config=OpenAIArgs, target="hallubench.models.openai_com
 def runs_locally(config: type[PluginConfig] | None) -> bool:
     """Whether an adapter with this config runs on this machine: its config has a `device` field. The harness then
     gives it the process's device, and --batch-size and --dtype where its config has those fields, and checks its
-    `model` as a checkpoint folder or Hub id; a remote adapter (openai) gets none of them."""
+    `model` as a checkpoint folder or Hub id (unless the config says `model_is_checkpoint = False`); a remote adapter
+    (openai) gets none of them."""
     return config is not None and "device" in config.keys()

@@ -21,7 +21,7 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from hallubench.config import PluginConfig
 from hallubench.models.protocol import Conversation, GenerationError, GenerationSettings, TextPart
@@ -34,6 +34,7 @@ NOTHING_FOUND = "No good Google Search Result was found"
 @dataclass(frozen=True)
 class SearchArgs(PluginConfig):
     model: str  # "serper", or a corpus file for offline search
+    model_is_checkpoint: ClassVar[bool] = False  # so the harness does not check `model` as a checkpoint folder
     base_url: str = "https://google.serper.dev"
     api_key_env: str = "SERPER_API_KEY"
     snippets: int = 10  # EasyDetect config.yaml snippet_cnt
