@@ -3,6 +3,7 @@ import argparse
 
 import pytest
 
+from hallubench.registry import MODELS
 from hallubench.cli import run as run_cli
 from hallubench.cli.main import build_parser
 from hallubench.harness.options import RunOptions, parse_gen_kwargs, parse_kv
@@ -115,7 +116,7 @@ def test_bad_generation_values_are_config_errors_naming_the_flag(text, message):
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["--model", "nope", "--model-args", "pretrained=x"], "--model 'nope': not an adapter; choose one of hf, openai"),
+    (["--model", "nope", "--model-args", "pretrained=x"], "--model 'nope': not an adapter; choose one of " + ", ".join(sorted(MODELS))),
     (["--model", "hf"], "--model-args needs pretrained=CHECKPOINT"),
     (["--model", "hf", "--model-args", "pretrained=x,bogus=1"],
      "--model-args for --model hf: unknown key(s) bogus; allowed: attn_implementation"),
