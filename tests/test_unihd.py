@@ -135,14 +135,20 @@ def samples(run_dir):
     return {r["id"]: {k: v for k, v in r.items() if k != "time_s"} for r in records}
 
 
-@pytest.fixture(scope="module")
-def reference(mini_datasets, tools, serper, tmp_path_factory):
-    out = tmp_path_factory.mktemp("unihd") / "run"
+def reference_run(out, mini_datasets, tools, serper, task=TASK) -> list:
+    """A run of `task` by the scripted double with the Serper key set; the queries the search stand-in received."""
     with pytest.MonkeyPatch.context() as patch:
         patch.setitem(models.MODELS, "unihd_double", UniHDDouble)
         patch.setenv("SERPER_API_KEY", KEY)
         SerperStandIn.queries.clear()
-        assert run(mini_datasets, out, tools, serper) == 0
+        assert run(mini_datasets, out, tools, serper, task=task) == 0
+        return list(SerperStandIn.queries)
+
+
+@pytest.fixture(scope="module")
+def reference(mini_datasets, tools, serper, tmp_path_factory):
+    out = tmp_path_factory.mktemp("unihd") / "run"
+    reference_run(out, mini_datasets, tools, serper)
     return out
 
 
@@ -269,12 +275,7 @@ def test_query_answers_are_read_as_easydetect_writes_them():
 @pytest.fixture(scope="module")
 def cchall_reference(mini_datasets, tools, serper, tmp_path_factory):
     out = tmp_path_factory.mktemp("cchall-unihd") / "run"
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setitem(models.MODELS, "unihd_double", UniHDDouble)
-        patch.setenv("SERPER_API_KEY", KEY)
-        SerperStandIn.queries.clear()
-        assert run(mini_datasets, out, tools, serper, task=CCHALL) == 0
-        return out, list(SerperStandIn.queries)
+    return out, reference_run(out, mini_datasets, tools, serper, task=CCHALL)
 
 
 def test_cchall_unihd_extracts_claims_of_both_answers_calls_the_tools_and_answers_in_cchalls_format(cchall_reference):
