@@ -14,6 +14,7 @@ Ids are "amber-<id>" (the release's query id). `answer` is "yes"/"no" for a ques
 """
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
 from typing import Any
@@ -34,6 +35,7 @@ def lexicon():
     return amber
 
 
+@functools.cache
 def parts() -> dict[str, str]:
     """annotations.json type -> the part of the release (its query_discriminative-<part>.json) it belongs to."""
     return {GENERATIVE: GENERATIVE, **{kind: "attribute" if "attribute" in kind else dimension

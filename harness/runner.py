@@ -353,11 +353,14 @@ def _run_locked(options: RunOptions, accelerator, tasks: list[Task], started: st
     t_gen = time.perf_counter()
     # While the model works on one batch, the next batches' media load and the last batch's records are written
     # (harness/prefetch.py). A multi-step task loads its media step by step, inside its batch.
+    def prepared(batch: list[WorkItem]):
+        return batch, None if batch[0].task.program else prepare_batch(batch, options)
+
     writes = BackgroundWrites()
     try:
-        for batch in prefetched(mine, lambda batch: batch if batch[0].task.program else prepare_batch(batch, options)):
-            records = run_program_batch(model, helpers, batch, options, journal) if isinstance(batch, list) \
-                else generate_batch(model, batch)
+        for batch, ready in prefetched(mine, prepared):
+            records = run_program_batch(model, helpers, batch, options, journal) if ready is None \
+                else generate_batch(model, ready)
             writes.submit(lambda records=records: writer.append_all(records))
             bar.update(len(records))
     finally:

@@ -470,7 +470,7 @@ class HFChatModel:
                 self._check_accepts(part)
             prompts = [self._prompt(_text_messages(c)) for c in conversations]
             unpadded = {key: value for key, value in {**self.processor_kwargs, **self._text_kwargs()}.items()
-                        if key not in ("text_kwargs", "padding")}
+                        if key not in ("text_kwargs", "padding", "pad_to_multiple_of")}
             tokens = self.tokenizer(prompts, **unpadded)["input_ids"]
             return first_token_probs(self.model, tokens, ids, self.batch_size, self.tokenizer.pad_token_id,
                                      self.prefill)
