@@ -45,6 +45,38 @@ def test_readme_names_every_benchmark_and_metric_with_its_page():
     assert not missing, f"the README's table lacks {missing}"
 
 
+NUMBER_WORDS = "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen " \
+    "seventeen eighteen nineteen twenty".split()
+
+
+@pytest.mark.parametrize("path", [README, ROOT / "docs" / "index.md"], ids=lambda p: str(p.relative_to(ROOT)))
+def test_the_opening_counts_what_ships(path):
+    """The opening once listed 5 benchmarks and "the five metrics" while 12 and 11 shipped: it counts the registries."""
+    from hallubench.registry import BUILDERS, METRICS
+
+    opening = path.read_text(encoding="utf-8").lower().split("\n## ", 1)[0]
+    assert f"{NUMBER_WORDS[len(BUILDERS)]} benchmarks" in opening or \
+        f"{NUMBER_WORDS[len(BUILDERS)]} hallucination benchmarks" in opening
+    assert f"{NUMBER_WORDS[len(METRICS)]} metrics" in opening
+
+
+def test_every_guarantee_names_tests_that_exist():
+    """docs/topics/guarantees.md: one section per promise, each with the tests that hold it (files that exist)."""
+    import re
+
+    text = (ROOT / "docs" / "topics" / "guarantees.md").read_text(encoding="utf-8")
+    sections = re.split(r"^## ", text, flags=re.M)[1:]
+    assert len(sections) >= 10
+    for section in sections:
+        heading = section.splitlines()[0]
+        tested = re.search(r"^\*\*Tested by:\*\* (.+)$", section, flags=re.M)
+        assert tested, f"guarantee {heading!r} has no **Tested by:** line"
+        named = re.findall(r"(test_\w+\.py)", tested[1])
+        assert named, f"guarantee {heading!r} names no test file"
+        missing = [name for name in named if not list((ROOT / "tests").rglob(name))]
+        assert not missing, f"guarantee {heading!r} names {missing}, which do not exist under tests/"
+
+
 def test_every_benchmark_has_its_page():
     from hallubench.registry import BUILDERS
 
