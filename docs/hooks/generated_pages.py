@@ -72,7 +72,8 @@ def task_reference() -> str:
              "| task | benchmark | scored by | steps |", "|---|---|---|---|"]
     for name in sorted(TASKS):
         task = TASKS[name]
-        scored = f"[`{task.metric}`](../metrics/{task.metric}.md)" if task.metric else (task.scored_by or "across runs")
+        scored = (f"[`{task.metric}`](../metrics/{task.metric}.md)" if task.metric
+                  else (task.scored_by or "across runs").replace("|", "\\|"))
         steps = len(task.program.steps) if task.program else 1
         lines.append(f"| `{name}` | [{task.benchmark}](../benchmarks/{task.benchmark}.md) | {scored} | {steps} |")
     return "\n".join(lines) + "\n"
