@@ -6,6 +6,8 @@
 - `bad_commands`: every `hallubench ...` command shown parses with the `hallubench` command's own argparse parsers
   (cli/main.py), without running it: whole in bash/console blocks; in inline code, which may name a command
   without its required arguments (`hallubench view`), its command, flags and choices.
+- `placeholders_read_as_html`: a `<name>` placeholder outside code (`qacc_<j>`, "Is there a <object>") is raw HTML
+  to a markdown renderer, which drops it: it belongs in backticks, or written `&lt;name&gt;`.
 - `broken_links`: every relative link of a markdown file outside the site (the README) names a file that exists
   and, for a markdown target, a heading that exists (the site's own links are `mkdocs build --strict`'s job).
 """
@@ -156,6 +158,21 @@ def anchors(path: Path) -> set[str]:
     fenced = {n for _info, start, body, _c in code_blocks(text) for n in range(start, start + len(body) + 2)}
     return {slug(m[1]) for n, line in enumerate(text.splitlines(), start=1)
             if n not in fenced and (m := re.match(r"^#{1,6}\s+(.*?)\s*#*$", line))}
+
+
+HTML_WE_WRITE = {"br", "details", "summary", "sup", "sub", "kbd", "b", "i", "em", "strong", "p", "div", "span"}
+
+
+def placeholders_read_as_html(path: Path) -> list[str]:
+    text = path.read_text(encoding="utf-8")
+    lines = text.splitlines()
+    for _info, start, body, _closed in code_blocks(text):  # blank the blocks, keeping the line numbers
+        for n in range(start - 1, min(start + len(body) + 1, len(lines))):
+            lines[n] = ""
+    prose = re.sub(r"(`+)(.+?)\1", lambda m: "\n" * m[0].count("\n"), "\n".join(lines), flags=re.S)
+    return [f"{where(path, prose.count(chr(10), 0, m.start()) + 1)}: {m[0]} outside code is read as an HTML tag "
+            "and disappears: put it in backticks or write &lt;...&gt;"
+            for m in re.finditer(r"<([a-z_][a-z0-9_-]*)>", prose) if m[1] not in HTML_WE_WRITE]
 
 
 def broken_links(path: Path) -> list[str]:

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-from docs_checks import ROOT, bad_commands, broken_links, code_blocks, markdown_files, unclosed_fences
+from docs_checks import (ROOT, bad_commands, broken_links, code_blocks, markdown_files, placeholders_read_as_html,
+                         unclosed_fences)
 from metric_doctests import run_examples
 
 README = ROOT / "README.md"
@@ -27,7 +28,7 @@ def test_readme_is_a_short_path_to_a_result():
 
 @pytest.mark.parametrize("path", markdown_files(), ids=lambda p: str(p.relative_to(ROOT)))
 def test_fences_close_and_commands_parse(path):
-    problems = unclosed_fences(path) + bad_commands(path)
+    problems = unclosed_fences(path) + bad_commands(path) + placeholders_read_as_html(path)
     assert not problems, "\n".join(problems)
 
 
@@ -165,6 +166,13 @@ def test_a_bad_command_is_found(tmp_path):
     assert any(p.startswith(f"{broken}:7") and "loud" in p for p in problems), problems
     assert any(p.startswith(f"{broken}:10") and "--port" in p for p in problems), problems
     assert len(problems) == 4, problems
+
+
+def test_a_placeholder_read_as_html_is_found(tmp_path):
+    broken = tmp_path / "broken.md"
+    broken.write_text("Asks `Is there a\n<object> in it?` and **qacc_<j>**,\nthen <object>.\n\n```text\n<fine>\n```\n<br>\n")
+    problems = placeholders_read_as_html(broken)
+    assert [p.split(": ", 1)[0] for p in problems] == [f"{broken}:2", f"{broken}:3"], problems
 
 
 def test_a_broken_readme_link_is_found(tmp_path):
