@@ -19,13 +19,27 @@ from pathlib import Path
 from mkdocs.structure.files import File
 
 ROOT = Path(__file__).resolve().parents[2]
-HELP_WIDTH = "100"  # argparse wraps --help to $COLUMNS: fixed, so the page does not depend on the terminal
+HELP_WIDTH = "100"
+# The sections of the navigation in reading order (MkDocs sorts folders by name); a folder not named here goes last.
+SECTION_ORDER = ["Topics", "Benchmarks", "Methods", "Metrics", "Reference"]
+TOPIC_ORDER = ["install", "mini-data", "building", "harness", "models", "gpu-and-vllm", "publishing", "viewer",
+               "guarantees", "reproductions", "plugins"]  # argparse wraps --help to $COLUMNS: fixed, so the page does not depend on the terminal
 
 
 def on_files(files, config):
     for path, content in generated_pages().items():
         files.append(File.generated(config, path, content=content))
     return files
+
+
+def on_nav(nav, config, files):
+    rank = {title: n for n, title in enumerate(SECTION_ORDER)}
+    nav.items.sort(key=lambda item: (item.is_section, rank.get(item.title, len(rank))))  # the home page first
+    topics = next((item for item in nav.items if item.is_section and item.title == "Topics"), None)
+    if topics:
+        order = {f"topics/{name}.md": n for n, name in enumerate(TOPIC_ORDER)}
+        topics.children.sort(key=lambda page: order.get(getattr(page.file, "src_uri", ""), len(order)))
+    return nav
 
 
 def generated_pages() -> dict[str, str]:
