@@ -93,7 +93,7 @@ def python_examples(path: Path) -> str:
 EXAMPLE_FILES = [README, *sorted((ROOT / "docs").rglob("*.md"))]
 
 
-@pytest.mark.parametrize("path", [p for p in EXAMPLE_FILES if python_examples(p)], ids=lambda p: p.name)
+@pytest.mark.parametrize("path", [p for p in EXAMPLE_FILES if python_examples(p)], ids=lambda p: str(p.relative_to(ROOT)))
 def test_python_examples_run(path):
     """As a reader runs them: `import evaluate` and bare metric names, which hallubench's first use installs."""
     import hallubench.metrics  # noqa: F401  the first use puts the metrics in evaluate's cache
