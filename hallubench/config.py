@@ -34,6 +34,7 @@ OPAQUE = "opaque"              # a mapping handed on as it is (to a library, a s
 BENIGN = "benign"              # a choice among the plug-in's own values (dtype, device, a label name): harmless
 KINDS = (ENDPOINT, SECRET_ENV, SECRET, LOCAL_PATH, NAME_OR_PATH, RUNS_CODE, OPAQUE, BENIGN)
 
+# The annotations, by name (`hallubench models` shows a field's type without them, and its kind beside it).
 Endpoint = Annotated[T, ENDPOINT]
 SecretEnv = Annotated[T, SECRET_ENV]
 Secret = Annotated[T, SECRET]
@@ -42,6 +43,7 @@ NameOrPath = Annotated[T, NAME_OR_PATH]
 RunsCode = Annotated[T, RUNS_CODE]
 Opaque = Annotated[T, OPAQUE]
 Benign = Annotated[T, BENIGN]
+KIND_NAMES = ("Endpoint", "SecretEnv", "Secret", "LocalPath", "NameOrPath", "RunsCode", "Opaque", "Benign")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -152,6 +154,13 @@ def field_kinds(cls: type[PluginConfig]) -> dict[str, str | None]:
     hints = typing.get_type_hints(cls, include_extras=True)
     return {f.name: next((m for m in getattr(hints[f.name], "__metadata__", ()) if m in KINDS), None)
             for f in dataclasses.fields(cls)}
+
+
+def plain_type(annotation: Any) -> str:
+    """A field's annotation as written, without its kind: "str | None" for "Benign[str | None]"."""
+    text = annotation if isinstance(annotation, str) else getattr(annotation, "__name__", str(annotation))
+    head, bracket, rest = text.partition("[")
+    return rest[:-1] if bracket and head in KIND_NAMES and rest.endswith("]") else text
 
 
 def unmarked_fields(cls: type[PluginConfig]) -> list[str]:
