@@ -97,20 +97,21 @@ class PluginConfig:
     @classmethod
     def from_recorded(cls: type[C], recorded: Mapping[str, Any], *, source: str, folder: str | Path, what: str,
                       consent_flag: str, trusted: bool = False, given: Mapping[str, Any] | None = None,
-                      where: str = "") -> C:
+                      where: str = "", aliases: Mapping[str, str] | None = None) -> C:
         """The config that `source` (a file in `folder` we did not write, e.g. a run's results.json) records, checked
         as `from_args` checks it and then by its field kinds: unless `trusted` (the user passed `consent_flag`), a
         field the user did not give (`given`: the user's own values) is refused when it names a server or a
         credential variable (even the plug-in's default: the file chose the plug-in), a credential, code to run, a
         path outside `folder`, an opaque mapping, or is a text field its plug-in left without a kind.
-        UntrustedRecordError naming each such field (`where` + name), `source` and `consent_flag`; it comes before
-        anything loads or connects, since a config is only data."""
+        UntrustedRecordError naming each such field (`where` + its name in the file: `aliases` maps a field to the key
+        the file used), `source` and `consent_flag`; it comes before anything loads or connects: a config is data."""
         config = cls.from_args(recorded, what=f"{source}: {what}")
         if trusted:
             return config
         given = dict(given or {})
         kinds, hints = field_kinds(cls), typing.get_type_hints(cls)
-        refused = [reason for f in dataclasses.fields(cls)
+        aliases = dict(aliases or {})
+        refused = [aliases.get(f.name, f.name) + reason for f in dataclasses.fields(cls)
                    if not (f.name in given and given[f.name] == getattr(config, f.name))
                    for reason in [_refusal(f, kinds[f.name], hints[f.name], getattr(config, f.name), Path(folder))]
                    if reason]
@@ -186,34 +187,39 @@ def _default(f: dataclasses.Field) -> Any:
 
 
 def _refusal(f: dataclasses.Field, kind: str | None, hint: Any, value: Any, folder: Path) -> str | None:
-    """Why the value of field `f` may not come from a file we did not write; None when it may."""
+    """Why the value of field `f` may not come from a file we did not write (to follow its name); None when it may."""
     recorded = value != _default(f)  # else the plug-in's own default
     origin = "as recorded" if recorded else "the plug-in's default, which it would use because that file names it"
     if kind == ENDPOINT and value:
-        return f"{f.name}={value!r} ({origin}) is a server it would connect to"
+        return f"={value!r} ({origin}) is a server it would connect to"
     if kind == SECRET_ENV and value:
-        return f"{f.name}={value!r} ({origin}) is the environment variable whose value it would send"
+        return f"={value!r} ({origin}) is the environment variable whose value it would send"
     if not recorded or value is None:
         return None
     if kind == SECRET:
-        return f"{f.name} is a credential"
+        return " is a credential"
     if kind == RUNS_CODE and value is not False:
-        return f"{f.name}={value!r} would let it run code that comes with what it loads (a checkpoint's own modules)"
+        return f"={value!r} would let it run code that comes with what it loads (a checkpoint's own modules)"
     if kind in (LOCAL_PATH, NAME_OR_PATH) and isinstance(value, (str, os.PathLike)) \
             and _outside(str(value), folder, names_allowed=kind == NAME_OR_PATH):
-        return f"{f.name}={str(value)!r} is a path outside {folder}"
+        return f"={str(value)!r} is a path outside {folder}"
     if kind == OPAQUE and value:
-        return f"{f.name}={value!r} is handed on as it is"
+        return f"={value!r} is handed on as it is"
     if kind is None and _may_hold_text(hint):
-        return f"{f.name}={value!r}: its plug-in does not say what this field holds (hallubench/config.py field kinds)"
+        return f"={value!r}: its plug-in does not say what this field holds (hallubench/config.py field kinds)"
     return None
 
 
 def _outside(value: str, folder: Path, names_allowed: bool) -> bool:
     """Whether `value` is a local path outside `folder` (relative ones as loading would read them, from the working
     directory; links followed); with `names_allowed`, a Hub id or plain name that is no existing path is not."""
-    path = Path(value).expanduser()
-    if names_allowed and not path.exists():
+    try:
+        path = Path(value).expanduser()
+        resolved = path.resolve()
+        exists = path.exists()
+    except (OSError, ValueError, RuntimeError):  # a NUL byte, ~nosuchuser: no path we could check, so not inside
+        return True
+    if names_allowed and not exists:
         from huggingface_hub.utils import HFValidationError, validate_repo_id
 
         try:
@@ -221,4 +227,4 @@ def _outside(value: str, folder: Path, names_allowed: bool) -> bool:
             return False
         except HFValidationError:
             pass
-    return not path.resolve().is_relative_to(folder.resolve())
+    return not resolved.is_relative_to(folder.resolve())

@@ -62,7 +62,8 @@ def recorded_model_args(name: str, args: Mapping[str, Any], *, source: str, fold
     if config is not None:
         config.from_recorded(_model_named(args), source=source, folder=folder, what=f"reloading the {name} adapter",
                              consent_flag=consent_flag, trusted=trusted, given=_model_named(given or {}),
-                             where=f"{where}model_args.")
+                             where=f"{where}model_args.",
+                             aliases={"model": "pretrained"} if "pretrained" in args and "model" not in args else None)
     return dict(args)
 
 

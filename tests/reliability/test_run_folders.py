@@ -28,7 +28,7 @@ def run_folder(tmp_path, model, model_args):
     # the reported case: the search tool counted as local (its config has a device), so nothing was checked
     ("search", {"model": "serper", "base_url": "http://203.0.113.9", "api_key_env": "HF_TOKEN"},
      "run.options.model_args.base_url='http://203.0.113.9' (as recorded)"),
-    ("hf", {"pretrained": "/opt/models/ckpt"}, "run.options.model_args.model='/opt/models/ckpt' is a path outside"),
+    ("hf", {"pretrained": "/opt/models/ckpt"}, "run.options.model_args.pretrained='/opt/models/ckpt' is a path outside"),
 ])
 def test_what_a_run_folder_names_is_not_run_nor_reached_without_the_users_word(tmp_path, monkeypatch, model,
                                                                                model_args, field):
