@@ -200,9 +200,11 @@ def _refusal(f: dataclasses.Field, kind: str | None, hint: Any, value: Any, fold
         return " is a credential"
     if kind == RUNS_CODE and value is not False:
         return f"={value!r} would let it run code that comes with what it loads (a checkpoint's own modules)"
-    if kind in (LOCAL_PATH, NAME_OR_PATH) and isinstance(value, (str, os.PathLike)) \
-            and _outside(str(value), folder, names_allowed=kind == NAME_OR_PATH):
-        return f"={str(value)!r} is a path outside {folder}"
+    if kind in (LOCAL_PATH, NAME_OR_PATH):
+        if not isinstance(value, (str, os.PathLike)):
+            return f"={value!r} is no single path that could be checked to lie inside {folder}"
+        if _outside(str(value), folder, names_allowed=kind == NAME_OR_PATH):
+            return f"={str(value)!r} is a path outside {folder}"
     if kind == OPAQUE and value:
         return f"={value!r} is handed on as it is"
     if kind is None and _may_hold_text(hint):

@@ -19,7 +19,7 @@ import pytest
 
 from hallubench.cli.main import main
 from hallubench.config import (BENIGN, ENDPOINT, LOCAL_PATH, NAME_OR_PATH, OPAQUE, RUNS_CODE, SECRET, SECRET_ENV,
-                               Benign, PluginConfig, field_kinds, unmarked_fields)
+                               Benign, LocalPath, PluginConfig, Secret, field_kinds, unmarked_fields)
 from hallubench.errors import UntrustedRecordError
 from hallubench.models import recorded_model_args
 from hallubench.judges.implicit import Subject
@@ -277,3 +277,21 @@ def test_a_reloaded_run_keeps_no_helpers_or_includes(tmp_path):
     (folder / "results.json").write_text(json.dumps(results), encoding="utf-8")
     options = read_evidence_run("a", folder).options
     assert options.helpers == {} and options.include == []
+
+
+@dataclass(frozen=True)
+class PathsArgs(PluginConfig):
+    corpora: LocalPath[list[str]] = dataclasses.field(default_factory=list)
+    api_key: Secret[str | None] = None
+
+
+def test_a_path_field_holding_more_than_one_path_and_a_recorded_key_are_refused(tmp_path):
+    folder = tmp_path / "run"
+    (folder / "c.txt").parent.mkdir()
+    with pytest.raises(UntrustedRecordError) as refused:
+        PathsArgs.from_recorded({"corpora": [str(folder / "c.txt")], "api_key": "sk-from-the-file-ü"},
+                                source="results.json", folder=folder, what="reloading it", consent_flag=CONSENT)
+    assert "corpora=[" in str(refused.value) and "no single path" in str(refused.value)
+    assert "api_key is a credential" in str(refused.value) and "sk-from-the-file" not in str(refused.value)
+    assert PathsArgs.from_recorded({}, source="results.json", folder=folder, what="reloading it",
+                                   consent_flag=CONSENT) == PathsArgs()
