@@ -31,6 +31,11 @@ class NotARankingFolderError(ConfigError):
     """A folder given as a ranking lacks what `hallubench rank` writes (crosscheck.json, sentences.jsonl) or holds a bad one."""
 
 
+class UntrustedRecordError(ConfigError):
+    """A config read back from a file we did not write (a run folder's results.json) names a server, a credential, a
+    path outside its folder or code to run, and the user gave no consent: refused before anything loads or connects."""
+
+
 class CorruptRecordError(ConfigError):
     """A line of a run folder's samples*.jsonl cannot be read as a sample record."""
 
