@@ -195,6 +195,8 @@ class HallusionBench(evaluate.Metric):
                       for name in ("qacc", "facc", "aacc", "easy_qacc", "hard_qacc", "figure_score", "fp_ratio"))
     higher_is_better = {**{name: None if name.startswith("fp_ratio") else True for name in fractions},
                         "yes_bias_rule": None, "yes_bias_judge": None}
+    # Which outputs are shares of "correct" verdicts (the metric contract).
+    verdict_shares = {"aacc_rule": None, "aacc_judge": None}
 
     @staticmethod
     def example_inputs(rng, n):
