@@ -92,3 +92,9 @@ def test_each_answers_verdict_and_the_counts_follow_the_headlines_rule(run_dir):
         members = [r for r in records if name in r["group"]]
         assert group.n_unparsed == sum(map(unread, members))
         assert group.n_scored == len(members) - group.n_unparsed
+
+
+def test_verify_finds_the_verdicts_equal_to_the_results(run_dir, capsys):
+    out, _ = run_dir
+    assert main(["verify", str(out)]) == 0
+    assert "cmm (pa_hr):" in capsys.readouterr().out
