@@ -1,9 +1,10 @@
 """Score saved outputs with the packaged evaluate modules (loaded from their folders by path, offline).
 
 Works from sample records alone, so `--from-outputs` re-scores a run folder without the model. The
-metric gets the raw outputs of the samples without errors (metrics parse them with the same parser
-the harness logs, and count unparseable outputs as wrong); errors and unparseable outputs are counted
-per task and per group. Every fraction the metric declares (`fractions`; a task that `summarize`s declares its
+metric gets the raw outputs of the samples without errors and reads them by its rule (task args applied);
+each answer's verdict under that rule (`item_verdicts`, the metric contract) goes into results.json's
+`verdicts`, and the unparsed, scored and unreadable counts, per task and per group, are the verdicts' (the
+task parser's reading, the record's `parsed`, where the metric gives no verdict). Every fraction the metric declares (`fractions`; a task that `summarize`s declares its
 summary's) gets `<name>_stderr` beside it (harness/uncertainty.py says how), and each task its version and each
 metric's direction (`higher_is_better`: the metric's declaration, and the task's for what its summary adds). A multi-step task may feed its
 metric other per-item arguments than the outputs (`Task.score_inputs`, e.g. SAC3's judge strings) and report a
