@@ -109,6 +109,11 @@ class MixedRunFolderError(ConfigError):
     media options or seed; the message names the two settings and what to do."""
 
 
+class VerdictMismatchError(HallubenchError):
+    """A run folder's results.json differs from what its per-answer verdicts re-aggregate to (`hallubench verify`);
+    the message names each task and metric that differ."""
+
+
 class RunInterrupted(HallubenchError):
     """A run stopped by SIGINT (Ctrl-C) or SIGTERM; the message says what was kept and how to resume."""
 

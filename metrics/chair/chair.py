@@ -300,6 +300,9 @@ class Chair(evaluate.Metric):
     # The harness contract (ARCHITECTURE.md, "The metric contract"); the mention counts are no fractions.
     fractions = ("chair_s", "chair_i")
     higher_is_better = {"chair_s": False, "chair_i": False}
+    # No per-item verdict (the metric contract): a caption's object mentions are counted, not judged right or
+    # wrong as a whole.
+    item_verdicts = None
 
     @staticmethod
     def example_inputs(rng, n):

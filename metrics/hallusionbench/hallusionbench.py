@@ -203,6 +203,8 @@ class HallusionBench(evaluate.Metric):
                       for name in ("qacc", "facc", "aacc", "easy_qacc", "hard_qacc", "figure_score", "fp_ratio"))
     higher_is_better = {**{name: None if name.startswith("fp_ratio") else True for name in fractions},
                         "yes_bias_rule": None, "yes_bias_judge": None}
+    # Which outputs are shares of "correct" verdicts (the metric contract).
+    verdict_shares = {"aacc_rule": None, "aacc_judge": None}
 
     @staticmethod
     def example_inputs(rng, n):
@@ -256,8 +258,12 @@ class HallusionBench(evaluate.Metric):
             raise ValueError("predictions and references are empty; pass at least one item")
         super().add_batch(predictions=predictions, references=references, **kwargs)
 
-    def _compute(self, predictions, references, category=None, subcategory=None, set_id=None, figure_id=None,
-                 question_id=None, visual_input=None, judgments=None, groups=None, rule="vlmevalkit"):
+    @staticmethod
+    def item_verdicts(predictions, references, category=None, subcategory=None, set_id=None, figure_id=None,
+                      question_id=None, visual_input=None, judgments=None, groups=None, rule="vlmevalkit"):
+        """Per item, how `_compute` counts it (the metric contract): (verdict, reading). The reading is the rule's
+        yes/no (`extract_yes_no`), or with `judgments` the judge's "correct"/"incorrect"; None when unclear, which
+        the authors count correct on a VS question without a figure and "unreadable" (wrong) elsewhere."""
         if rule not in PERIOD_RULES:
             raise ValueError(f"rule is {rule!r}; expected one of {', '.join(PERIOD_RULES)}")
         fields = dict(zip(ROW_FIELDS, (category, subcategory, set_id, figure_id, question_id, visual_input)))
@@ -265,15 +271,27 @@ class HallusionBench(evaluate.Metric):
         if missing:
             raise ValueError(f"pass the rows' {', '.join(missing)}: the scores group answers by them")
         _check_lists({**fields, **({"judgments": judgments} if judgments is not None else {})}, len(predictions))
+        if judgments is not None:
+            codes = [judge_code(text) for text in judgments]
+            readings = [None if code == UNCLEAR else "correct" if code == CORRECT else "incorrect" for code in codes]
+        else:
+            codes = [rule_code(text, ref, rule) for text, ref in zip(predictions, references)]
+            readings = [extract_yes_no(text, rule) for text in predictions]
+        # assign_correctness: unclear is correct on a VS question without a figure, wrong elsewhere
+        return [("correct" if code == CORRECT or (code == UNCLEAR and kind == "VS" and figure == "0")
+                 else "unreadable" if code == UNCLEAR else "wrong", reading)
+                for code, reading, kind, figure in zip(codes, readings, category, figure_id)]
+
+    def _compute(self, predictions, references, category=None, subcategory=None, set_id=None, figure_id=None,
+                 question_id=None, visual_input=None, judgments=None, groups=None, rule="vlmevalkit"):
+        fields = dict(zip(ROW_FIELDS, (category, subcategory, set_id, figure_id, question_id, visual_input)))
+        verdicts = self.item_verdicts(predictions, references, *fields.values(), judgments, rule=rule)
         groups = _check_groups(groups, len(predictions))
         rows = [dict(zip(ROW_FIELDS, values)) for values in zip(*fields.values())]
-        if judgments is not None:
-            suffix, codes = "judge", [judge_code(text) for text in judgments]
-        else:
-            suffix, codes = "rule", [rule_code(text, ref, rule) for text, ref in zip(predictions, references)]
-        # assign_correctness: unclear is correct on a VS question without a figure, wrong elsewhere
-        correct = [code == CORRECT or (code == UNCLEAR and row["category"] == "VS" and row["figure_id"] == "0")
-                   for row, code in zip(rows, codes)]
+        suffix = "rule" if judgments is None else "judge"
+        codes = [UNCLEAR if reading is None else INCORRECT if verdict == "wrong" else CORRECT
+                 for verdict, reading in verdicts]
+        correct = [verdict == "correct" for verdict, _ in verdicts]
         items = list(zip(rows, references, codes, correct))
         result = _scores(items, suffix)
         result["unparsed_indices"] = [i for i, code in enumerate(codes) if code == UNCLEAR]
