@@ -87,3 +87,21 @@ def write_cmm_run(folder: Path, verdicts: bool = True) -> Path:
                      "p5": {"verdict": "wrong", "reading": "no"}}}
     results_json(folder, {"cmm": task}, given if verdicts else None, mini=["cmm"], limit=5)
     return folder
+
+
+def write_pope_run(folder: Path, model: str, accuracy: float, stderr: float, mini: bool = False,
+                   unreadable: bool = False) -> Path:
+    """A finished pope run folder of `model` with two samples, its accuracy and f1 with standard errors."""
+    folder.mkdir(parents=True)
+    records = [{"key": f"{folder.name}-{k}", "task": "pope", "id": f"coco-{k}", "prompt": "Is there a cat in the image?",
+                "outputs": ["Yes"], "parsed": "yes", "reference": "yes", "error": None} for k in (1, 2)]
+    (folder / "samples.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    task = TaskResult(task="pope", benchmark="pope", metric="pope", n_total=2, n_selected=2, n_scored=2,
+                      n_unreadable=2 if unreadable else 0, unreadable_share=1.0 if unreadable else 0.0,
+                      mostly_unreadable=unreadable,
+                      metrics={"accuracy": accuracy, "accuracy_stderr": stderr, "f1": accuracy / 2, "f1_stderr": stderr,
+                               "yes_ratio": 1.0, "yes_ratio_stderr": 0.0},
+                      higher_is_better={"accuracy": True, "f1": True, "yes_ratio": None})
+    results_json(folder, {"pope": task}, {"pope": {r["id"]: {"verdict": "correct", "reading": "yes"} for r in records}},
+                 model=model, mini=["pope"] if mini else [])
+    return folder

@@ -203,8 +203,9 @@ def model_label(results: dict[str, Any]) -> str | None:
 
 def short_label(label: str) -> str:
     """A model label as a row shows it: a Hub id or API name whole, a local checkpoint by its last two folders."""
-    parts = label.replace("\\", "/").rstrip("/").split("/")
-    return "/".join(parts[-2:]) if label.startswith(("/", ".", "~")) or len(parts) > 2 else label
+    if not label.startswith(("/", ".", "~")):
+        return label
+    return "/".join(label.rstrip("/").split("/")[-2:])
 
 
 def table_of(value: Any) -> dict[str, Any] | None:
