@@ -154,3 +154,18 @@ def test_a_board_of_mini_runs_is_pushed_only_when_allowed(tmp_path, monkeypatch,
         assert "--allow-mini-data" in capsys.readouterr().err and hub.requests == []
     finally:
         hub.close()
+
+
+def test_cchall_table_1_is_the_papers_text(shared_data):
+    """Each row of cchall_table1.yaml ("model · strategy") is a row of Table 1 in the paper's full text."""
+    text = (shared_data.parent / "papers" / "cchall.txt").read_text()
+    part = text[text.index("| Model | AMBER |"):text.index("Table 1: The experimental results of Acc.")]
+    printed, model = {}, ""
+    for line in [line for line in part.splitlines() if line.startswith("|")][3:]:
+        cells = [re.sub(r"<[^>]+>", "", c).strip() for c in line.strip().strip("|").split("|")]
+        if not cells[1]:  # a model's heading row
+            model = re.sub(r"\s*\(.*\)$", "", cells[0]) + " · "
+            continue
+        printed[model + re.sub(r"\s*\(.*\)$", "", cells[0])] = [float(c) for c in cells[1:]]
+    table = read_table(FOLDER / "cchall_table1.yaml")
+    assert len(table.rows) == 31 and dict(table.rows) == printed

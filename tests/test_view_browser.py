@@ -115,7 +115,7 @@ def test_leaderboard_order_and_intervals_match_leaderboard_csv(browser, demo_sit
             assert float(cell.get_attribute("data-low")) == pytest.approx(float(row["ci_low"]), abs=1e-12)
             assert float(cell.get_attribute("data-high")) == pytest.approx(float(row["ci_high"]), abs=1e-12)
             assert cell.find_element("css selector", ".range").size["width"] > 0  # the error bar is drawn
-    assert "MINI DATA" in browser.find_element("css selector", ".mini").text
+    assert "MINI DATA" in browser.find_element("css selector", ".banner-mini").text
     browser.save_screenshot(str(shots / "leaderboard.png"))
     table = browser.find_element("css selector", f'table[data-board="{boards[0]}"]')
     table.find_elements("css selector", "th button")[1].click()  # sort by model name
