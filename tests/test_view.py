@@ -114,7 +114,7 @@ def test_run_page_shows_the_terminal_table_status_and_each_samples_verdict(tmp_p
     assert re.search(r'<table class="nested" data-metric="per_class">.*<th scope="row">yes</th><td>0.5000</td><td>3</td>',
                      page, re.S) and '{"yes"' not in page  # a table, not raw JSON
     verdicts = {item: verdict for verdict, item in
-                re.findall(r'data-status="[^"]*" data-verdict="([^"]*)">\s*<td><code>cmm</code><br>(\w+)', page)}
+                re.findall(r'data-status="[^"]*" data-verdict="([^"]*)">\s*<td[^>]*><code>cmm</code><br>(\w+)', page)}
     assert verdicts == {"p1": "correct", "p2": "wrong", "p3": "unreadable", "p4": "error",
                         "p5": "wrong"}
     p5 = page[page.index("<br>p5</td>"):]

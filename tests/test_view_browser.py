@@ -176,9 +176,9 @@ def test_known_unsupported_sentence_is_coloured_unsupported(browser, tmp_path, m
     browser.save_screenshot(str(shots / "document-unsupported.png"))
     open_page(browser, site / "runs" / "0.html")
     rows = browser.find_elements("css selector", "tr.sample")
-    browser.find_element("id", "unreadable-filter").click()
-    shown = [row.get_attribute("data-status") for row in rows if row.is_displayed()]
-    assert len(rows) == 4 and sorted(shown) == ["error", "unreadable"]
+    browser.find_element("id", "flagged-filter").click()
+    shown = [row.get_attribute("data-verdict") for row in rows if row.is_displayed()]
+    assert len(rows) == 5 and sorted(shown) == ["error", "unreadable", "wrong", "wrong"]
     browser.save_screenshot(str(shots / "run.png"))
     assert TASK in (site / "index.html").read_text()
     for width in WIDTHS:
