@@ -82,7 +82,7 @@ def test_every_published_file_names_its_source_and_has_a_value_per_column():
     tables = published_tables()
     assert {t.name for t in tables} == {p.stem for p in FOLDER.glob("*.yaml")} and tables
     for table in tables:
-        assert all(table.source[key] for key in ("paper", "table", "page")) and table.unit and table.comparable
+        assert all(table.source[key] for key in ("paper", "cite", "table", "page")) and table.unit and table.comparable
         assert all(len(values) == len(table.columns) for _, values in table.rows)
         for column in table.columns:
             assert column["higher_is_better"] in (True, False, None) and column["label"]
@@ -92,7 +92,7 @@ def test_a_bad_published_file_is_refused_naming_it(tmp_path):
     from hallubench.errors import ConfigError
 
     bad = tmp_path / "bad.yaml"
-    bad.write_text("source: {paper: p, table: t, page: 1}\nbenchmark: x\nunit: u\ncomparable: c\n"
+    bad.write_text("source: {paper: p, cite: c, table: t, page: 1}\nbenchmark: x\nunit: u\ncomparable: c\n"
                    "columns: [{key: a, label: a, higher_is_better: true}]\nrows: [[m, 1, 2]]\n")
     with pytest.raises(ConfigError, match=r"bad.yaml: row 1 \(m\) has 2 values for 1 columns"):
         read_table(bad)

@@ -18,7 +18,7 @@ FOLDER = Path(__file__).parent / "published"
 @dataclass(frozen=True)
 class PublishedTable:
     name: str  # the file's stem
-    source: dict[str, str]  # paper, table, page
+    source: dict[str, str]  # paper, cite (short), table, page, and an optional note
     benchmark: str
     unit: str
     comparable: str
@@ -27,7 +27,7 @@ class PublishedTable:
 
     @property
     def mark(self) -> str:
-        return f"published ({self.source['paper'].split(',')[0]}, {self.source['table'].split(' (')[0]})"
+        return f"published ({self.source['cite']}, {self.source['table']})"
 
 
 def read_table(path: Path) -> PublishedTable:
@@ -35,7 +35,8 @@ def read_table(path: Path) -> PublishedTable:
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
         columns, rows = data["columns"], data["rows"]
-        source = {key: str(data["source"][key]) for key in ("paper", "table", "page")}
+        source = {key: str(data["source"][key]) for key in ("paper", "cite", "table", "page")}
+        source["note"] = str(data["source"].get("note") or "")
         table = PublishedTable(path.stem, source, str(data["benchmark"]), str(data["unit"]), str(data["comparable"]),
                                columns, [(str(row[0]), list(row[1:])) for row in rows])
     except (OSError, yaml.YAMLError, KeyError, TypeError, IndexError) as err:
