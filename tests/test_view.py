@@ -60,6 +60,23 @@ def test_leaderboard_page_matches_leaderboard_csv(ranked):
     assert page.count('<span class="axis"') == page.count('<table class="leaderboard')  # one labelled axis each
 
 
+def test_the_models_by_benchmarks_board_carries_the_rankings_crosscheck_columns(ranked):
+    ranking, _, site = ranked
+    page = (site / "index.html").read_text()
+    matrix = page[page.index('<table class="matrix'):]
+    matrix = matrix[:matrix.index("</table>")]
+    assert re.findall(r'data-task="([^"]*)"><button>[^<]*<span class="metric-name">([^<]*)</span> ↓', matrix) == \
+        [(TASK, "CrossCheck")]
+    rows = {html.unescape(m): cells for m, cells in re.findall(r'<tr data-model="([^"]*)" class="ours">(.*?)</tr>',
+                                                               matrix, re.S)}
+    assert set(rows) == {"hf", "b", "c", HOSTILE_NAME}  # a joined the row of its given run folder (model hf)
+    assert 'href="runs/0.html">run a</a>' in rows["hf"]
+    for row in csv.DictReader(open(ranking / "leaderboard.csv")):
+        cells = rows["hf" if row["model"] == "a" else row["model"]]
+        assert f'<span class="value">{float(row["crosscheck"]):.3f}</span>' in cells and 'href="#board-0"' in cells
+        assert f'[{float(row["ci_low"]):.3f}, {float(row["ci_high"]):.3f}]' in cells and "MINI" in cells
+
+
 def test_document_page_colours_sentences_and_escapes_what_it_did_not_write(ranked):
     ranking, _, site = ranked
     pages = sorted((site / "items").rglob("*.html"))

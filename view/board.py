@@ -11,7 +11,7 @@ from hallubench.publish.eval_results import hub_model_id
 from hallubench.view.pages import model_label, short_label
 from hallubench.view.published import PublishedTable
 from hallubench.view.sources import RunFolder
-from hallubench.view.status import RunStatus, run_status
+from hallubench.view.status import MINI_MARK, RunStatus, run_status
 
 Z95 = 1.96  # a normal 95 % interval from a standard error
 
@@ -36,9 +36,41 @@ def _cell(state: RunStatus, href: str, column: dict[str, Any]) -> dict[str, Any]
             "marks": state.marks(column["task"])}
 
 
-def board_context(runs: Sequence[tuple[str, RunFolder]], tables: Sequence[PublishedTable]) -> dict[str, Any]:
+def ranking_columns(data: dict[str, Any]) -> list[dict[str, Any]]:
+    """One column per board of a ranking (crosscheck.json): each model's CrossCheck score with its 95 % interval
+    (the ranking's bootstrap percentiles) and the MINI mark, linking to the board."""
+    mini = data.get("mini_data") or {}
+    out = []
+    for number, (name, board) in enumerate(data["boards"].items()):
+        cells = {model: {"value": board["scores"][model], "half": None, "ci": board["uncertainty"]["intervals"][model],
+                         "href": f"#board-{number}", "marks": [MINI_MARK] if model in mini else []}
+                 for model in board["ranking"]}
+        out.append({"task": name, "metric": "CrossCheck", "higher_is_better": False, "cells": cells})
+    return out
+
+
+def _add_ranking(columns: list, rows: dict[str, dict], ranked: Sequence[dict[str, Any]],
+                 links: dict[str, dict]) -> None:
+    """The ranking's columns after the runs' ones; a ranked model joins the row of its given run folder (`links`:
+    model -> its run page and Hub id), else gets a row of its own."""
+    pages = {href: row for row in rows.values() for href, _ in row["runs"]}
+    for model in dict.fromkeys(m for column in ranked for m in column["cells"]):
+        link = links.get(model) or {}
+        row = pages.get(link.get("href"))
+        if row is None:
+            row = rows.setdefault(model, {"model": model, "full": model, "hub_id": link.get("hub_id"),
+                                          "cells": [None] * len(columns), "runs": []})
+        row["cells"] = row["cells"] + [column["cells"].get(model) for column in ranked]
+    for row in rows.values():
+        row["cells"] += [None] * (len(columns) + len(ranked) - len(row["cells"]))
+    columns += [{k: column[k] for k in ("task", "metric", "higher_is_better")} for column in ranked]
+
+
+def board_context(runs: Sequence[tuple[str, RunFolder]], tables: Sequence[PublishedTable],
+                  ranked: Sequence[dict[str, Any]] = (), links: dict[str, dict] | None = None) -> dict[str, Any]:
     """`runs`: (run page path, run folder). One row per model (its label; a second run of a model on a task it
-    already has gets a row of its own, named by its folder), then the published tables."""
+    already has gets a row of its own, named by its folder), then the published tables. `ranked`: a ranking's
+    columns (`ranking_columns`), joined to the rows by `links` (model -> run page, Hub id)."""
     read = [(href, run, run_status(run)) for href, run in runs]
     scored = [(href, run, state) for href, run, state in read if state.results is not None]
     columns = _columns([state for _, _, state in scored])
@@ -55,6 +87,8 @@ def board_context(runs: Sequence[tuple[str, RunFolder]], tables: Sequence[Publis
                                  "cells": [None] * len(columns), "runs": []}
         row["cells"] = [old or new for old, new in zip(row["cells"], cells)]
         row["runs"].append((href, run.folder.name))
+    if ranked:
+        _add_ranking(columns, rows, ranked, links or {})
     benchmarks = {task.benchmark for _, _, state in scored for task in state.results.tasks.values()}
     published = [_published(table, scored) for table in tables]
     return {"columns": columns, "rows": list(rows.values()),

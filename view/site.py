@@ -18,7 +18,7 @@ import jinja2
 from hallubench.errors import ConfigError, RunFolderNotFoundError
 from hallubench.harness import store
 from hallubench.publish.eval_results import hub_model_id
-from hallubench.view.board import board_context
+from hallubench.view.board import board_context, ranking_columns
 from hallubench.view.pages import (BINS, document_context, leaderboard_context, run_context, search_entries,
                                    score_bin)
 from hallubench.view.published import published_tables
@@ -192,6 +192,7 @@ def build_site(ranking_dir: Path | None, run_dirs: Sequence[Path] = (), out: Pat
     run_pages = [(f"runs/{k}.html", run) for k, run in enumerate(given)]
     context = {"title": "hallubench leaderboard", "boards": [], "banners": []}
     search: list[dict[str, str]] = []
+    ranked, links = [], {}
     if ranking is not None:
         runs = _runs_of_ranking(ranking, given)
         tasks = {record["task"] for run in runs.values() for record in run.records}
@@ -204,15 +205,15 @@ def build_site(ranking_dir: Path | None, run_dirs: Sequence[Path] = (), out: Pat
             folder.mkdir(parents=True, exist_ok=True)
             for item in document_context(ranking, name, b, items[name]):
                 (folder / f"{item['number']}.html").write_text(page.render(root="../../", **item), encoding="utf-8")
-        context.update(leaderboard_context(ranking, ref, _ranking_links(ranking, run_pages)),
-                       title="CrossCheck leaderboard")
+        links, ranked = _ranking_links(ranking, run_pages), ranking_columns(ranking.data)
+        context.update(leaderboard_context(ranking, ref, links), title="CrossCheck leaderboard")
     _write_assets(out, search)
     if run_pages:
         (out / "runs").mkdir(exist_ok=True)
         page = env.get_template("run.html")
         for path, run in run_pages:
             (out / path).write_text(page.render(root="../", **run_context(run)), encoding="utf-8")
-    matrix = board_context(run_pages, published_tables()) if run_pages else None
+    matrix = board_context(run_pages, published_tables(), ranked, links) if run_pages or ranked else None
     index = out / "index.html"
     index.write_text(env.get_template("leaderboard.html").render(root="", matrix=matrix, **context), encoding="utf-8")
     return index

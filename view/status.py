@@ -13,6 +13,7 @@ from hallubench.harness.results_schema import GroupResult, Results, TaskResult
 from hallubench.view.sources import RunFolder
 
 _TASK_FIELDS = {f.name for f in dataclasses.fields(TaskResult)}
+MINI_MARK = {"kind": "mini", "text": "MINI", "title": "embedded synthetic mini benchmark: not a measurement"}
 
 
 @dataclass
@@ -36,7 +37,7 @@ class RunStatus:
             return []
         out = []
         if task in self.results.run.mini_data:
-            out.append({"kind": "mini", "text": "MINI", "title": "embedded synthetic mini benchmark: not a measurement"})
+            out.append(MINI_MARK)
         if result.n_selected < result.n_total:
             out.append({"kind": "subset", "text": "SUBSET",
                         "title": f"{result.n_selected} of {result.n_total} samples (--limit)"})
