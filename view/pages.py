@@ -39,7 +39,8 @@ def _scale(boards: dict[str, Any]) -> tuple[float, float]:
     bounds = [v for board in boards.values() for pair in board["uncertainty"]["intervals"].values() for v in pair]
     bounds += [v for board in boards.values() for v in board["scores"].values()]
     lo, hi = (min(bounds), max(bounds)) if bounds else (0.0, 1.0)
-    return max(0.0, floor(lo * 20) / 20), ceil(hi * 20) / 20 if hi > lo else lo + 0.05
+    low = max(0.0, floor(lo * 20) / 20)
+    return low, max(ceil(hi * 20) / 20, low + 0.05)
 
 
 def axis_ticks(lo: float, hi: float, count: int = 4) -> list[dict[str, float]]:
