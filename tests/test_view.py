@@ -140,6 +140,19 @@ def test_run_page_shows_the_terminal_table_status_and_each_samples_verdict(tmp_p
     assert "only wrong, unreadable or failed (4)" in page and "strict parser's reading" in page
 
 
+def test_the_verdict_not_the_strict_parser_says_what_is_unreadable(tmp_path):
+    """p3's output was unreadable to the strict parser, but the headline's rule read it and counted it correct: the
+    row is neither tinted nor filtered as unreadable."""
+    run = write_cmm_run(tmp_path / "run")
+    results = json.loads((run / "results.json").read_text())
+    results["tasks"]["cmm"]["verdicts"]["p3"] = {"verdict": "correct", "reading": "no"}
+    (run / "results.json").write_text(json.dumps(results))
+    page = (build_site(None, [run], tmp_path / "site").parent / "runs" / "0.html").read_text()
+    assert 'class="sample status-ok verdict-correct" data-task="cmm" data-status="ok" data-verdict="correct">\n' \
+           '<td data-label="task / id"><code>cmm</code><br>p3' in page
+    assert "only wrong, unreadable or failed (3)" in page and "<strong>unreadable</strong>" in page  # the parser's
+
+
 def test_a_run_without_verdicts_shows_no_mark(tmp_path):
     run = write_cmm_run(tmp_path / "run", verdicts=False)
     page = (build_site(None, [run], tmp_path / "site").parent / "runs" / "0.html").read_text()

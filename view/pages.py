@@ -185,13 +185,16 @@ def _sample(record: dict[str, Any], verdicts: dict[str, Any] | None) -> dict[str
     where the results carry none (no mark is shown then: the strict parser's reading is no verdict)."""
     error = record.get("error")
     outputs = record.get("outputs") or []
-    judged = (verdicts or {}).get(str(record["id"])) or {}
-    status = "error" if error is not None else "unreadable" if record.get("parsed") is None else "ok"
+    judged = (verdicts or {}).get(str(record["id"]))
+    judged = judged if isinstance(judged, dict) else {}
+    verdict = judged.get("verdict")
+    # unreadable as the headline counted it where results.json says so, else as the strict parser read it
+    unread = verdict == "unreadable" if verdict else record.get("parsed") is None
+    status = "error" if error is not None else "unreadable" if unread else "ok"
     return {"task": record["task"], "id": str(record["id"]), "prompt": record.get("prompt") or "",
             "media": _media_used(record.get("media")), "output": outputs[0] if outputs else "",
             "error": error, "parsed": record.get("parsed"), "reference": record.get("reference"), "status": status,
-            "verdict": judged.get("verdict") if isinstance(judged, dict) else None,
-            "reading": judged.get("reading") if isinstance(judged, dict) else None}
+            "verdict": verdict, "reading": judged.get("reading")}
 
 
 def model_label(results: dict[str, Any]) -> str | None:
@@ -239,4 +242,4 @@ def run_context(run: RunFolder) -> dict[str, Any]:
             "run": run.folder.name, "model": model, "hub_id": hub_model_id(state.results) if state.results else None,
             "banners": state.banners, "summaries": summaries, "samples": samples, "tasks": tasks,
             "has_verdicts": any(verdicts.get(t) for t in tasks),
-            "flagged": sum(s["status"] != "ok" or s["verdict"] in ("wrong", "unreadable", "error") for s in samples)}
+            "flagged": sum(s["status"] != "ok" or s["verdict"] == "wrong" for s in samples)}

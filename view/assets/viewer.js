@@ -109,13 +109,12 @@
 
   // Run pages: filter samples by task, and to those scored wrong or unreadable, or that failed.
   var task = document.getElementById("task-filter"), flagged = document.getElementById("flagged-filter");
-  var FLAGGED = ["wrong", "unreadable", "error"];
   if (task && flagged) {
     var count = document.getElementById("shown-count");
     var filter = function () {
       var shown = 0;
       document.querySelectorAll("tr.sample").forEach(function (row) {
-        var bad = row.getAttribute("data-status") !== "ok" || FLAGGED.indexOf(row.getAttribute("data-verdict")) >= 0;
+        var bad = row.getAttribute("data-status") !== "ok" || row.getAttribute("data-verdict") === "wrong";
         var keep = (!task.value || row.getAttribute("data-task") === task.value) && (!flagged.checked || bad);
         row.hidden = !keep;
         shown += keep ? 1 : 0;
