@@ -49,17 +49,19 @@ def ranking_columns(data: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
-def _add_ranking(columns: list, rows: dict[str, dict], ranked: Sequence[dict[str, Any]],
+def _add_ranking(columns: list, rows: dict[Any, dict], ranked: Sequence[dict[str, Any]],
                  links: dict[str, dict]) -> None:
     """The ranking's columns after the runs' ones; a ranked model joins the row of its given run folder (`links`:
     model -> its run page and Hub id), else gets a row of its own."""
     pages = {href: row for row in rows.values() for href, _ in row["runs"]}
+    joined: set[int] = set()  # rows that have their ranking cells: a row takes one ranked model's
     for model in dict.fromkeys(m for column in ranked for m in column["cells"]):
         link = links.get(model) or {}
         row = pages.get(link.get("href"))
-        if row is None:
-            row = rows.setdefault(model, {"model": model, "full": model, "hub_id": link.get("hub_id"),
-                                          "cells": [None] * len(columns), "runs": []})
+        if row is None or id(row) in joined:
+            row = rows[("ranking", model)] = {"model": model, "full": model, "hub_id": link.get("hub_id"),
+                                              "cells": [None] * len(columns), "runs": []}
+        joined.add(id(row))
         row["cells"] = row["cells"] + [column["cells"].get(model) for column in ranked]
     for row in rows.values():
         row["cells"] += [None] * (len(columns) + len(ranked) - len(row["cells"]))
@@ -74,7 +76,7 @@ def board_context(runs: Sequence[tuple[str, RunFolder]], tables: Sequence[Publis
     read = [(href, run, run_status(run)) for href, run in runs]
     scored = [(href, run, state) for href, run, state in read if state.results is not None]
     columns = _columns([state for _, _, state in scored])
-    rows: dict[str, dict[str, Any]] = {}
+    rows: dict[Any, dict[str, Any]] = {}  # model label (or ("ranking", name)) -> its row
     for href, run, state in scored:
         label = model_label(run.results) or run.folder.name
         cells = [_cell(state, href, column) for column in columns]
