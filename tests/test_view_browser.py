@@ -73,7 +73,7 @@ def check_page(browser, path: Path, width: int, shots: Path | None = None):
     if shots is not None:
         height = browser.execute_script("return document.documentElement.scrollHeight")
         browser.set_window_size(width, min(height + 140, 6000))
-        browser.save_screenshot(str(shots / f"{path.parent.name}-{path.stem}-{width}.png"))
+        browser.save_screenshot(str(shots / f"{'-'.join(path.with_suffix('').parts[-4:])}-{width}.png"))  # one per site
         browser.set_window_size(width, 900)
 
 
