@@ -22,7 +22,7 @@ def _errors(tmp_path) -> dict[str, tuple[list[str], int, str]]:
         "rank": (["rank", missing, "--output-dir", str(tmp_path / "ranking")], 2, "holds no samples.jsonl"),
         "crosscheck": (["crosscheck", "--tasks", "cmm"], 2, "give the models"),
         "publish": (["publish", missing, "--repo", "org/name"], 2, "has no results.json"),
-        "view": (["view", missing], 2, "is not a ranking folder"),
+        "view": (["view", missing], 2, "is neither a ranking folder"),
         "metrics": (["metrics", "push", "pa_hr", "cchall", "--repo", "org/name"], 2, "--repo names one Space"),
         "verify": (["verify", missing], 2, "is not a run folder"),
     }
