@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from hallubench.errors import ConfigError
+from hallubench.errors import ConfigError, did_you_mean
 from hallubench.metrics import install as metrics
 
 
@@ -25,7 +25,8 @@ def _install(args: argparse.Namespace) -> int:
 def _metric_name(name: str) -> str:
     # not argparse `choices`: with nargs="*" Python 3.11 checks the empty default against them and fails
     if name not in metrics.available():
-        raise argparse.ArgumentTypeError(f"invalid choice: {name!r} (choose from {', '.join(metrics.available())})")
+        raise argparse.ArgumentTypeError(f"invalid choice: {name!r}{did_you_mean(name, metrics.available())} "
+                                         f"(choose from {', '.join(metrics.available())})")
     return name
 
 

@@ -39,7 +39,6 @@ from hallubench.errors import ConfigError
 from hallubench.cli.flags import (LM_EVAL_ONLY, add_generation_arguments, add_lm_eval_arguments, add_model_arguments,
                                   add_output_argument, add_push_argument)
 from hallubench.harness.options import RunOptions, parse_gen_kwargs, parse_kv, read_yaml_options
-from hallubench.registry import MODELS
 
 S = argparse.SUPPRESS
 
@@ -48,7 +47,7 @@ def register(subparsers: argparse._SubParsersAction, summary: str) -> None:
     p = subparsers.add_parser("run", help=summary, description=__doc__,
                               formatter_class=argparse.RawDescriptionHelpFormatter, argument_default=S)
     p.add_argument("--config", type=Path, help="YAML file whose keys are these options")
-    add_model_arguments(p, "model adapter: " + " or ".join(sorted(MODELS)),
+    add_model_arguments(p, "chat model adapter",
                         'adapter arguments "pretrained=PATH,dtype=float32" (pretrained = the checkpoint)')
     p.add_argument("--tasks", help=f"comma-separated task names: {', '.join(task_names())}")
     add_output_argument(p, "run folder (default runs/<model>/<tasks>: one per model and task set)")

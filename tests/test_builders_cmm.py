@@ -186,5 +186,5 @@ def test_output_folder_is_replaced_only_with_overwrite(tmp_path):
 def test_unknown_benchmark_lists_the_valid_names(tmp_path):
     from hallubench.registry import BUILDERS
 
-    with pytest.raises(BuildError, match=f"unknown benchmark 'no_such_benchmark'; choose one of: {', '.join(sorted(BUILDERS))}"):
+    with pytest.raises(BuildError, match=f"unknown benchmark 'no_such_benchmark'; valid benchmarks: {', '.join(sorted(BUILDERS))}"):
         build("no_such_benchmark", tmp_path, tmp_path / "out")
