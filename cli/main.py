@@ -41,6 +41,7 @@ from hallubench.registry import include  # noqa: E402
 COMMANDS: dict[str, str] = {
     "demo": "run the main job offline on the embedded mini benchmarks",
     "run": "evaluate a model on benchmark tasks",
+    "tasks": "list the benchmark tasks: what each measures and needs (media, helper models) and what scores it",
     "build": "convert an official benchmark release into a Hub-ready dataset folder",
     "metrics": "list, install (for bare-name evaluate.load) or push the metrics",
     "models": "list the model families the hf adapter knows and the --model-args each adapter takes",
