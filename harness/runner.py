@@ -111,18 +111,22 @@ def model_arguments(options: RunOptions, device: str, flag: str = "--model") -> 
     args = model_config(options.model, args, None if flag == "--model" else f"{flag} (the {options.model} adapter's)")
     if local:
         if getattr(MODELS[options.model].config, "model_is_checkpoint", True):  # a search tool's is a corpus or API
-            check_checkpoint(str(args["model"]), flag)
+            check_checkpoint(str(args["model"]), flag, args.get("revision"))
         check_device(str(args.get("device")), flag)
     return args
 
 
-def check_checkpoint(model: str, flag: str) -> None:
-    """ConfigError for a checkpoint written as a local path (/x, ./x, ~/x, a/b/c) where there is no folder; a
-    Hub id (org/name) is left to the Hub."""
+def check_checkpoint(model: str, flag: str, revision: str | None = None) -> None:
+    """ConfigError for a checkpoint written as a local path (/x, ./x, ~/x, a/b/c) where there is no folder, and for
+    a Hub id (org/name) neither cached nor reachable (harness/hub_model.py: seconds, not a silent hang)."""
     from hallubench.builders.hub import REPO_ID
+    from hallubench.harness.hub_model import check_hub_model
 
     path = Path(model).expanduser()
-    if path.exists() or (REPO_ID.fullmatch(model) and not model.startswith(".")):
+    if path.exists():
+        return
+    if REPO_ID.fullmatch(model) and not model.startswith("."):
+        check_hub_model(model, revision, flag)
         return
     raise ConfigError(f"{flag}: pretrained={model}: no such model folder (and not a Hub id org/name); give the "
                       "folder of a saved checkpoint or a Hub model id")
