@@ -82,4 +82,4 @@ def fetch_release(builder_cls: type[ReleaseBuilder], source: str | None) -> Snap
         if repo is None:
             raise BuildError(f"--source {source}: expected {HUB_PREFIX}<org>/<name>[@revision]")
     return download(*repo, what=f"the {benchmark} release",
-                    manual=f"pass that folder as --source (`hallubench build {benchmark} --source DIR --out ...`)")
+                    manual=f"pass that folder as --source (`hallubench build {benchmark} --source DIR --output-dir ...`)")

@@ -93,7 +93,7 @@ def write_site(out: Path) -> None:
     runs = [out / "run", *sorted(p for p in (out / "crosscheck" / "runs").iterdir() if p.is_dir())]
     index = build_site(out / "crosscheck" / "ranking", runs, out / "site")
     print(f"open {index.resolve().as_uri()} in a browser (or `hallubench view {out / 'crosscheck' / 'ranking'} "
-          f"--out {out / 'site'} --serve`)")
+          f"-o {out / 'site'} --serve`)")
 
 
 def handle(args: argparse.Namespace) -> int:

@@ -28,9 +28,13 @@ def checked(parse):
     return convert
 
 
+OUTPUT_FLAGS = ("-o", "--output-dir", "--output-path", "--out")
+
+
 def add_output_argument(p: argparse.ArgumentParser, what: str, **kwargs) -> None:
-    """--output-dir, also spelled as lm-eval does: --output_path, -o."""
-    p.add_argument("-o", "--output-dir", "--output-path", dest="output_dir", type=Path, help=what, **kwargs)
+    """The folder a command writes: -o/--output-dir on every command, also spelled as lm-eval does (--output_path)
+    and --out (what `build` and `view` took before)."""
+    p.add_argument(*OUTPUT_FLAGS, dest="output_dir", type=Path, help=what, **kwargs)
 
 
 def add_lm_eval_arguments(p: argparse.ArgumentParser) -> None:

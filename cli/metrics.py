@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from hallubench.cli.flags import add_output_argument
 from hallubench.errors import ConfigError, did_you_mean
 from hallubench.metrics import install as metrics
 
@@ -44,7 +45,7 @@ def _push(args: argparse.Namespace) -> int:
     spaces = _spaces(args)
     if args.dry_run:
         for name, repo in spaces.items():
-            folder = metrics.layout_space(name, Path(args.out or ".") / f"{name}-space")
+            folder = metrics.layout_space(name, (args.output_dir or Path(".")) / f"{name}-space")
             print(f"dry run: laid {name} out as a Space in {folder} (not uploaded to {repo}):")
             for path in sorted(folder.iterdir()):
                 print(f"  {path.name}")
@@ -71,7 +72,7 @@ def register(subparsers: argparse._SubParsersAction, summary: str) -> None:
     where = push.add_mutually_exclusive_group(required=True)
     where.add_argument("--namespace", help="the user or organization: each metric goes to the Space NAMESPACE/<name>")
     where.add_argument("--repo", help="the Space of the one metric named, e.g. my-org/pa_hr")
-    push.add_argument("--out", help="with --dry-run: lay each Space out in OUT/<name>-space (default ./<name>-space)")
+    add_output_argument(push, "with --dry-run: lay each Space out in OUTPUT_DIR/<name>-space (default ./<name>-space)")
     push.add_argument("--dry-run", action="store_true", help="only lay the Spaces out; upload nothing")
     push.add_argument("--token", help="Hub token (default: the logged-in one / HF_TOKEN)")
     push.set_defaults(func=_push)

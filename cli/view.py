@@ -1,8 +1,8 @@
 """`hallubench view`: a static site of a CrossCheck ranking and its run folders, to open from disk.
 
-    hallubench view runs/cc/ranking --out site                      # then open site/index.html
-    hallubench view runs/cc/ranking runs/cc/runs/* --out site --serve
-    hallubench view runs/cc/ranking --out site --push-to-hub you/leaderboard
+    hallubench view runs/cc/ranking -o site                      # then open site/index.html
+    hallubench view runs/cc/ranking runs/cc/runs/* -o site --serve
+    hallubench view runs/cc/ranking -o site --push-to-hub you/leaderboard
 
 index.html holds a leaderboard per board (rank, CrossCheck score with its 95 % interval, the sign test against the
 next model, SelfCheck and RefCheck, sortable columns, eta weights, judge and version, rank correlations); each
@@ -16,13 +16,15 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from hallubench.cli.flags import add_output_argument
+
 
 def register(subparsers: argparse._SubParsersAction, summary: str) -> None:
     p = subparsers.add_parser("view", help=summary, description=__doc__,
                               formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("ranking_dir", type=Path, metavar="RANKING_DIR", help="ranking folder (`hallubench rank` output)")
     p.add_argument("run_dirs", type=Path, nargs="*", metavar="RUN_DIR", help="run folders to give a page each")
-    p.add_argument("--out", type=Path, default=Path("site"), help="folder the site is written to (default ./site)")
+    add_output_argument(p, "folder the site is written to (default ./site)", default=Path("site"))
     p.add_argument("--reference", type=Path, help="reference scores (as for `hallubench rank --reference`): adds rank "
                                                   "correlations with them to each board")
     p.add_argument("--reference-higher-is-better", action="store_true", help="higher reference scores are better")
@@ -42,16 +44,16 @@ def handle(args: argparse.Namespace) -> int:
     from hallubench.view.site import build_site, is_mini
     from hallubench.view.space import push_site
 
-    index = build_site(args.ranking_dir, args.run_dirs, args.out, reference=args.reference,
+    index = build_site(args.ranking_dir, args.run_dirs, args.output_dir, reference=args.reference,
                        reference_higher_is_better=args.reference_higher_is_better, data_dir=args.data_dir)
     print(f"site written: open {index.resolve()}")
     if args.push_to_hub:
-        url, commit = push_site(args.out, args.push_to_hub, mini=is_mini(args.ranking_dir),
+        url, commit = push_site(args.output_dir, args.push_to_hub, mini=is_mini(args.ranking_dir),
                                 allow_mini_data=args.allow_mini_data, token=args.token,
                                 private=True if args.private else None)
         print(f"Space: {url} (commit {commit})")
     if args.serve:
         from hallubench.view.serve import serve
 
-        serve(args.out, args.port)
+        serve(args.output_dir, args.port)
     return 0

@@ -175,7 +175,7 @@ def test_output_folder_is_replaced_only_with_overwrite(tmp_path):
     out = tmp_path / "out"
     out.mkdir()
     (out / "keep.txt").write_text("old")
-    with pytest.raises(BuildError, match=r"already exists and is not empty: choose another --out or pass --overwrite"):
+    with pytest.raises(BuildError, match=r"already exists and is not empty: choose another --output-dir or pass --overwrite"):
         build("cmm", release, out)
     assert (out / "keep.txt").read_text() == "old"
     summary = build_with_summary("cmm", release, out, overwrite=True)
