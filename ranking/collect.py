@@ -54,6 +54,7 @@ def collect(run_dirs: dict[str, Path], tasks: list[str] | None = None) -> list[T
         raise ConfigError(f"no task in {folders} has sampled passages to cross-check (they were run without samples, "
                           "e.g. --num-samples 0); rerun a cross-checkable task (`hallubench tasks` marks them: scored "
                           "by crosscheck) with --num-samples >= 1, or leave --num-samples at the task's default")
+    out = []
     for task in wanted:
         missing = [name for name, r in runs.items() if not any(rec.get("samples") for rec in r.get(task, {}).values())]
         if missing:
