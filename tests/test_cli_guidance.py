@@ -174,6 +174,16 @@ def test_tool_adapters_are_refused_as_model_before_anything_loads(tmp_path, caps
         assert time.perf_counter() - start < 5 and not (tmp_path / tool).exists()
 
 
+def test_models_lists_tool_adapters_under_helper(capsys):
+    from hallubench.models import model_role
+
+    assert main(["models"]) == 0
+    listed = capsys.readouterr().out
+    for name in MODELS:
+        chat = f"--model {name} --model-args" in listed
+        assert chat == (model_role(name) == "chat") and chat != (f'--helper ROLE "adapter={name},' in listed)
+
+
 def test_run_help_offers_chat_models_as_model_and_says_how_to_reach_vllm():
     run = dict(_parsers(build_parser("run")))["hallubench run"]
     model = next(action for action in run._actions if action.dest == "model")
