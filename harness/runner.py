@@ -111,22 +111,18 @@ def model_arguments(options: RunOptions, device: str, flag: str = "--model") -> 
     args = model_config(options.model, args, None if flag == "--model" else f"{flag} (the {options.model} adapter's)")
     if local:
         if getattr(MODELS[options.model].config, "model_is_checkpoint", True):  # a search tool's is a corpus or API
-            check_checkpoint(str(args["model"]), flag, args.get("revision"))
+            check_checkpoint(str(args["model"]), flag)
         check_device(str(args.get("device")), flag)
     return args
 
 
-def check_checkpoint(model: str, flag: str, revision: str | None = None) -> None:
-    """ConfigError for a checkpoint written as a local path (/x, ./x, ~/x, a/b/c) where there is no folder, and for
-    a Hub id (org/name) neither cached nor reachable (harness/hub_model.py: seconds, not a silent hang)."""
+def check_checkpoint(model: str, flag: str) -> None:
+    """ConfigError for a checkpoint written as a local path (/x, ./x, ~/x, a/b/c) where there is no folder; a
+    Hub id (org/name) is checked when it is about to load (`load_model`)."""
     from hallubench.builders.hub import REPO_ID
-    from hallubench.harness.hub_model import check_hub_model
 
     path = Path(model).expanduser()
-    if path.exists():
-        return
-    if REPO_ID.fullmatch(model) and not model.startswith("."):
-        check_hub_model(model, revision, flag)
+    if path.exists() or (REPO_ID.fullmatch(model) and not model.startswith(".")):
         return
     raise ConfigError(f"{flag}: pretrained={model}: no such model folder (and not a Hub id org/name); give the "
                       "folder of a saved checkpoint or a Hub model id")
@@ -147,9 +143,15 @@ def check_device(device: str, flag: str) -> None:
 
 def load_model(options: RunOptions, device: str, flag: str = "--model"):
     """The ChatModel of `options.model` / `model_args` (see `model_arguments`), its arguments checked first."""
-    from hallubench.models import get_model
+    from hallubench.harness.hub_model import check_hub_model
+    from hallubench.models import MODELS, get_model
+    from hallubench.models.configs import runs_locally
 
     args = model_arguments(options, device, flag)
+    config = getattr(MODELS[options.model], "config", None)
+    if runs_locally(config) and getattr(config, "model_is_checkpoint", True) and not Path(args["model"]).expanduser().exists():
+        # a Hub id neither cached nor reachable: a named error in seconds, not a silent hang in the loader
+        check_hub_model(str(args["model"]), args.get("revision"), flag)
     try:
         return get_model(options.model, **args)
     except (OSError, ValueError) as err:  # no such checkpoint, bad dtype, missing API key, ...

@@ -218,17 +218,18 @@ def test_an_uncached_hub_id_without_network_is_a_named_error_in_seconds(endpoint
     from huggingface_hub import constants
 
     import hallubench.harness.runner  # noqa: F401  imported before the clock starts (torch, accelerate)
+    from hallubench.harness.data import resolve_data_dir
+
+    resolve_data_dir("mini")  # built before the clock starts too: the check comes after the rows are read
 
     monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hub-cache"))
     monkeypatch.setattr(constants, "HF_HUB_OFFLINE", endpoint == "offline")
     if endpoint != "offline":
         monkeypatch.setattr(constants, "ENDPOINT", request.getfixturevalue(endpoint))
     monkeypatch.setattr("hallubench.models.get_model", lambda *a, **k: pytest.fail("the loader was reached"))
-    data = tmp_path / "data"
-    data.mkdir()
     start = time.perf_counter()
     assert main(["run", "--model", "hf", "--model-args", "pretrained=someone/not-cached", "--tasks", "cmm",
-                 "--data-dir", str(data), "-o", str(tmp_path / "out")]) == 2
+                 "--data-dir", "mini", "--limit", "2", "-o", str(tmp_path / "out")]) == 2
     elapsed = time.perf_counter() - start
     err = capsys.readouterr().err
     _one_line_error(err, "run")
