@@ -70,6 +70,8 @@ class Task:
     `--task-args key=value,...` sets the program's `args` and the keys of `metric_args`.
     `answer_words` marks a closed-answer task (CMM: "yes", "no"): `--answer-probs` then records the model's
     probability of each word as its reply's first token beside the generated answer.
+    `description` is the one line `hallubench tasks` shows for it; left empty, the first sentence of its module's
+    docstring (benchmarks/catalog.py).
     """
 
     name: str
@@ -100,6 +102,7 @@ class Task:
     unreadable: Callable[[Any], bool] | None = None
     num_fewshot: int = 0  # worked demonstrations in the prompt (lm-eval's n-shot in results.json)
     answer_words: tuple[str, ...] | None = None
+    description: str = ""
 
     @property
     def cross_checkable(self) -> bool:

@@ -23,7 +23,7 @@ def builder_for(benchmark: str) -> type[ReleaseBuilder]:
     try:
         return BUILDERS[benchmark]
     except KeyError:
-        raise BuildError(f"unknown benchmark {benchmark!r}; choose one of: {', '.join(sorted(BUILDERS))}") from None
+        raise BuildError(BUILDERS.unknown(benchmark)) from None
 
 
 def build_with_summary(benchmark: str, source: str | Path | None, out: str | Path, skip_missing: bool = False,

@@ -65,7 +65,7 @@ def build_release(builder_cls: type[ReleaseBuilder], source: str | Path, out: st
     if not source.exists():
         raise BuildError(f"source {source} does not exist: point --source at the official {builder_cls.NAME} release.")
     if out.exists() and not (out.is_dir() and not any(out.iterdir())) and not overwrite:
-        raise BuildError(f"output {out} already exists and is not empty: choose another --out or pass --overwrite.")
+        raise BuildError(f"output {out} already exists and is not empty: choose another --output-dir or pass --overwrite.")
     check_output_location(source, out)
     try:
         out.parent.mkdir(parents=True, exist_ok=True)

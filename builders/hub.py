@@ -95,5 +95,5 @@ def fetch_release(builder_cls: type[ReleaseBuilder], source: str | None) -> Snap
     copies = (builder_cls.HUB_RELEASE, *builder_cls.HUB_MIRRORS)
     mirrors = tuple(copy for copy in copies if copy != repo[0]) if repo[0] in copies else ()
     return download(*repo, what=f"the {benchmark} release",
-                    manual=f"pass that folder as --source (`hallubench build {benchmark} --source DIR --out ...`)",
+                    manual=f"pass that folder as --source (`hallubench build {benchmark} --source DIR --output-dir ...`)",
                     files=builder_cls.HUB_FILES, mirrors=mirrors)

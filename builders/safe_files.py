@@ -98,7 +98,7 @@ def is_output_error(err: OSError, *folders: Path) -> bool:
 def output_error(err: OSError, path: Path) -> BuildError:
     """The BuildError for a failed write of the dataset folder (disk full, read-only, no permission)."""
     return BuildError(f"cannot write {err.filename or path}: {err.strerror or err}. Free space on that disk or choose "
-                      "a writable --out; nothing of this build was kept")
+                      "a writable --output-dir; nothing of this build was kept")
 
 
 def decode_image(data: bytes) -> Image.Image:
@@ -121,8 +121,8 @@ def check_output_location(source: Path, out: Path) -> None:
     would write into the release)."""
     source, out = source.resolve(), out.resolve()
     if _within(source, out):
-        raise BuildError(f"--out {out} is or contains the release --source {source}; replacing it would delete the "
-                         "release. Choose an --out outside the release")
+        raise BuildError(f"--output-dir {out} is or contains the release --source {source}; replacing it would delete the "
+                         "release. Choose an --output-dir outside the release")
     if _within(out, source):
-        raise BuildError(f"--out {out} lies inside the release --source {source}; writing there would change the "
-                         "release (and --overwrite would replace part of it). Choose an --out outside the release")
+        raise BuildError(f"--output-dir {out} lies inside the release --source {source}; writing there would change the "
+                         "release (and --overwrite would replace part of it). Choose an --output-dir outside the release")

@@ -9,8 +9,23 @@ import datasets
 from hallubench.builders import builder_for
 
 
+LABEL_WIDTH = 24  # a label value longer than this (a caption, a free-text answer) is cut
+MOST_LABELS = 6  # distinct values shown per column; the rest are counted
+
+
 def _counts(values: list) -> str:
-    return ", ".join(f"{value} {count}" for value, count in sorted(Counter(map(str, values)).items()))
+    """`value count, ...` of a label column: values cut to LABEL_WIDTH characters, at most MOST_LABELS of them (the
+    commonest; the others counted), so a column of captions stays one short cell."""
+    counts = Counter(map(str, values))
+    shown = sorted(counts.most_common(MOST_LABELS)) if len(counts) > MOST_LABELS else sorted(counts.items())
+    cells = [f"{_cut(value)} {count}" for value, count in shown]
+    if len(counts) > len(shown):
+        cells.append(f"{len(counts) - len(shown)} other values")
+    return ", ".join(cells)
+
+
+def _cut(value: str) -> str:
+    return value if len(value) <= LABEL_WIDTH else value[:LABEL_WIDTH - 3].rstrip() + "..."
 
 
 def summarize(benchmark: str, folder: str | Path) -> list[list[str | int]]:

@@ -1,4 +1,4 @@
-"""`hallubench build <benchmark> [--source <official release>] --out <dir>`: make a Hub-ready dataset folder.
+"""`hallubench build <benchmark> [--source <official release>] -o <dir>`: make a Hub-ready dataset folder.
 
 Without --source the official release is downloaded from its Hub repo (AVHalluBench scb10x/avhallubench, CMM
 DAMO-NLP-SG/CMM, CCHall 67L11/CCHall) with huggingface_hub; `--source hub:<repo_id>[@revision]` names
@@ -7,9 +7,9 @@ another repo or revision. The card records the repo and commit.
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 from hallubench.builders import BENCHMARKS, build_with_summary
+from hallubench.cli.flags import add_output_argument
 
 
 def register(subparsers: argparse._SubParsersAction, summary: str) -> None:
@@ -21,16 +21,16 @@ def register(subparsers: argparse._SubParsersAction, summary: str) -> None:
     parser.add_argument("benchmark", choices=list(BENCHMARKS), help="which benchmark the release is")
     parser.add_argument("--source", help="the official release: a folder or file, or hub:<repo_id>[@revision] "
                                          "(default: download the benchmark's official Hub release)")
-    parser.add_argument("--out", required=True, type=Path, help="the dataset folder to write")
+    add_output_argument(parser, "the dataset folder to write", required=True)
     parser.add_argument("--skip-missing", action="store_true",
                         help="leave out bad rows (missing media or fields, unknown values) and list them in "
-                             "<out>/skipped.jsonl instead of stopping")
-    parser.add_argument("--overwrite", action="store_true", help="replace an existing, non-empty --out")
+                             "<output-dir>/skipped.jsonl instead of stopping")
+    parser.add_argument("--overwrite", action="store_true", help="replace an existing, non-empty --output-dir")
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    summary = build_with_summary(args.benchmark, args.source, args.out, skip_missing=args.skip_missing,
+    summary = build_with_summary(args.benchmark, args.source, args.output_dir, skip_missing=args.skip_missing,
                                  overwrite=args.overwrite)
     if summary.origin is not None:
         print(f"built from the Hub release {summary.origin.repo_id} at commit {summary.origin.commit}")

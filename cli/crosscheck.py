@@ -45,7 +45,7 @@ def register(subparsers: argparse._SubParsersAction, summary: str) -> None:
                               description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
                               argument_default=S)
     p.add_argument("--config", type=Path, help="YAML file with these options and a `models:` list")
-    add_model_arguments(p, "model adapter for --models (default hf)", 'shared adapter arguments "dtype=float32"')
+    add_model_arguments(p, "chat model adapter for --models (default hf)", 'shared adapter arguments "dtype=float32"')
     p.add_argument("--models", help="comma-separated checkpoints (paths or Hub ids); display name = last component")
     p.add_argument("--tasks", help="comma-separated cross-checkable tasks, e.g. avhallubench_visual,avhallubench_audio")
     add_output_argument(p, "folder for runs/<model> and ranking/ (default runs/crosscheck)")

@@ -34,7 +34,7 @@ def register(subparsers: argparse._SubParsersAction, summary: str) -> None:
 
 
 def _section(title: str) -> None:
-    print(f"\n## {title}\n")
+    print(f"\n{title}\n{'=' * len(title)}\n")
 
 
 def show_datasets(data_dir: Path) -> None:
@@ -83,7 +83,7 @@ def rank_tiny_models(out: Path, limit: int | float | None) -> None:
     ranking = crosscheck(tiny_specs(out / "models"), [visual, audio],
                          out / "crosscheck", judge="embedding", num_samples=2, data_dir=MINI, limit=limit,
                          run_options={"num_frames": 4, "gen_kwargs": {"max_new_tokens": 24}}, refcheck=True)
-    print(ranking.table().rstrip("\n"))  # the markdown file's final newline would print one more blank line
+    print(ranking.table(markdown=False).rstrip("\n"))  # its final newline would print one more blank line
     print(f"\n(leaderboard, chart and per-sentence scores: {ranking.folder})")
 
 
@@ -93,7 +93,7 @@ def write_site(out: Path) -> None:
     runs = [out / "run", *sorted(p for p in (out / "crosscheck" / "runs").iterdir() if p.is_dir())]
     index = build_site(out / "crosscheck" / "ranking", runs, out / "site")
     print(f"open {index.resolve().as_uri()} in a browser (or `hallubench view {out / 'crosscheck' / 'ranking'} "
-          f"--out {out / 'site'} --serve`)")
+          f"-o {out / 'site'} --serve`)")
 
 
 def handle(args: argparse.Namespace) -> int:

@@ -9,7 +9,8 @@ from hallubench.errors import ConfigError
 from hallubench.harness.options import DTYPES, MODALITIES, parse_batch_size, parse_limit
 from hallubench.models.configs import AUTO_BATCH_OFF_CUDA, AUTO_MAX_BATCH
 from hallubench.ranking.aggregate import WEIGHTINGS
-from hallubench.registry import JUDGES
+from hallubench.models import chat_adapters, model_role
+from hallubench.registry import JUDGES, MODELS
 
 LM_EVAL_ONLY = ("log_samples", "apply_chat_template")  # accepted, changing nothing (add_lm_eval_arguments)
 RANK_OPTIONS = ("judge", "judge_args", "cache", "weighting", "temperature", "refcheck", "reference",
@@ -27,9 +28,13 @@ def checked(parse):
     return convert
 
 
+OUTPUT_FLAGS = ("-o", "--output-dir", "--output-path", "--out")
+
+
 def add_output_argument(p: argparse.ArgumentParser, what: str, **kwargs) -> None:
-    """--output-dir, also spelled as lm-eval does: --output_path, -o."""
-    p.add_argument("-o", "--output-dir", "--output-path", dest="output_dir", type=Path, help=what, **kwargs)
+    """The folder a command writes: -o/--output-dir on every command, also spelled as lm-eval does (--output_path)
+    and --out (what `build` and `view` took before)."""
+    p.add_argument(*OUTPUT_FLAGS, dest="output_dir", type=Path, help=what, **kwargs)
 
 
 def add_lm_eval_arguments(p: argparse.ArgumentParser) -> None:
@@ -42,8 +47,14 @@ def add_lm_eval_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def add_model_arguments(p: argparse.ArgumentParser, model_help: str, model_args_help: str) -> None:
-    """--model and --model-args."""
-    p.add_argument("--model", help=model_help)
+    """--model (a chat model adapter: a tool's registration says it is none, and the run refuses it before anything
+    loads, harness.runner.run) and --model-args."""
+    tools = [name for name in sorted(MODELS) if model_role(name) != "chat"]
+    p.add_argument("--model",
+                   help=f"{model_help}: {' or '.join(chat_adapters())}. vLLM, TGI, SGLang or any OpenAI-compatible "
+                        "server: --model openai --model-args base_url=http://HOST:8000/v1,model=SERVED_NAME"
+                        + (f". Tool adapters ({', '.join(tools)}) are no chat models: a task step gets them with "
+                           "--helper" if tools else ""))
     p.add_argument("--model-args", "--model_args", dest="model_args", help=model_args_help)
 
 

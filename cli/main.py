@@ -34,13 +34,14 @@ def quiet_libraries() -> None:
 quiet_libraries()  # before the import below, which imports huggingface_hub (its constants read these once)
 import hallubench.metrics  # noqa: E402,F401  its import puts the metrics into evaluate's cache (bare-name evaluate.load)
 from hallubench.cli.includes import add_include_argument, included  # noqa: E402
-from hallubench.errors import HallubenchError, RunInterrupted  # noqa: E402
+from hallubench.errors import HallubenchError, RunInterrupted, did_you_mean  # noqa: E402
 from hallubench.registry import include  # noqa: E402
 
 # Each module exposes `register(subparsers)`, adding its parser with `func=handler(args) -> int`.
 COMMANDS: dict[str, str] = {
     "demo": "run the main job offline on the embedded mini benchmarks",
     "run": "evaluate a model on benchmark tasks",
+    "tasks": "list the benchmark tasks: what each measures and needs (media, helper models) and what scores it",
     "build": "convert an official benchmark release into a Hub-ready dataset folder",
     "metrics": "list, install (for bare-name evaluate.load) or push the metrics",
     "models": "list the model families the hf adapter knows and the --model-args each adapter takes",
@@ -54,12 +55,31 @@ COMMANDS: dict[str, str] = {
 
 class Parser(argparse.ArgumentParser):
     """An ArgumentParser whose every `--dashed-flag` also answers to `--dashed_flag` (lm-eval's spelling), so each
-    flag takes both spellings without listing them; sub-parsers are of this class too."""
+    flag takes both spellings without listing them, and whose errors for a mistyped command, choice or flag say
+    "did you mean" (Python 3.14's `suggest_on_error`, which 3.11 lacks); sub-parsers are of this class too."""
 
     def add_argument(self, *names, **kwargs):
         twins = [name.replace("-", "_").replace("__", "--", 1) for name in names
                  if name.startswith("--") and "-" in name[2:]]
         return super().add_argument(*names, *(twin for twin in twins if twin not in names), **kwargs)
+
+    def _check_value(self, action: argparse.Action, value) -> None:
+        if action.choices is not None and value not in action.choices:
+            choices = ", ".join(map(str, action.choices))
+            raise argparse.ArgumentError(
+                action, f"invalid choice: {value!r}{did_you_mean(str(value), action.choices)} (choose from {choices})")
+
+    def error(self, message: str):
+        """A usage error as one line, `PROG: error: MESSAGE`, as every other error prints (argparse puts its whole
+        usage first, which for `run` is 15 lines burying the message); --help has the usage."""
+        self.exit(2, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
+
+    def unrecognized(self, unknown: list[str]) -> None:
+        """argparse's "unrecognized arguments" usage error, naming the closest flag of this parser for each."""
+        flags = [flag for action in self._actions for flag in action.option_strings]
+        dashed = [flag for flag in flags if "_" not in flag]  # each flag once, unless the user spelled it with "_"
+        named = [arg + (did_you_mean(arg.partition("=")[0], flags if "_" in arg else dashed) if arg.startswith("-") else "") for arg in unknown]
+        self.error(f"unrecognized arguments: {' '.join(named)}")
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
@@ -107,7 +127,7 @@ def _dispatch(argv: list[str], command: str) -> int:
     args, unknown = parser.parse_known_args(argv)
     if unknown:  # argparse would show the top-level usage; the command's own is the one that helps
         subparsers = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-        subparsers.choices.get(args.command, parser).error(f"unrecognized arguments: {' '.join(unknown)}")
+        subparsers.choices.get(args.command, parser).unrecognized(unknown)
     if not getattr(args, "func", None):
         parser.print_help()
         return 2

@@ -4,7 +4,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from hallubench.errors import ConfigError
+from hallubench.cli.flags import add_output_argument
+from hallubench.errors import ConfigError, did_you_mean
 from hallubench.metrics import install as metrics
 
 
@@ -25,7 +26,8 @@ def _install(args: argparse.Namespace) -> int:
 def _metric_name(name: str) -> str:
     # not argparse `choices`: with nargs="*" Python 3.11 checks the empty default against them and fails
     if name not in metrics.available():
-        raise argparse.ArgumentTypeError(f"invalid choice: {name!r} (choose from {', '.join(metrics.available())})")
+        raise argparse.ArgumentTypeError(f"invalid choice: {name!r}{did_you_mean(name, metrics.available())} "
+                                         f"(choose from {', '.join(metrics.available())})")
     return name
 
 
@@ -43,7 +45,7 @@ def _push(args: argparse.Namespace) -> int:
     spaces = _spaces(args)
     if args.dry_run:
         for name, repo in spaces.items():
-            folder = metrics.layout_space(name, Path(args.out or ".") / f"{name}-space")
+            folder = metrics.layout_space(name, (args.output_dir or Path(".")) / f"{name}-space")
             print(f"dry run: laid {name} out as a Space in {folder} (not uploaded to {repo}):")
             for path in sorted(folder.iterdir()):
                 print(f"  {path.name}")
@@ -70,7 +72,7 @@ def register(subparsers: argparse._SubParsersAction, summary: str) -> None:
     where = push.add_mutually_exclusive_group(required=True)
     where.add_argument("--namespace", help="the user or organization: each metric goes to the Space NAMESPACE/<name>")
     where.add_argument("--repo", help="the Space of the one metric named, e.g. my-org/pa_hr")
-    push.add_argument("--out", help="with --dry-run: lay each Space out in OUT/<name>-space (default ./<name>-space)")
+    add_output_argument(push, "with --dry-run: lay each Space out in OUTPUT_DIR/<name>-space (default ./<name>-space)")
     push.add_argument("--dry-run", action="store_true", help="only lay the Spaces out; upload nothing")
     push.add_argument("--token", help="Hub token (default: the logged-in one / HF_TOKEN)")
     push.set_defaults(func=_push)

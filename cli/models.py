@@ -65,8 +65,11 @@ def _print(families: list[dict[str, Any]], adapters: dict[str, list[dict[str, An
         remote = " Some released checkpoints need trust_remote_code=true." if family["remote_code"] else ""
         untested = f" Untested here: {family['untested']}." if family["untested"] else ""
         print(f"- {family['name']}: {note}{remote}{untested} {family['docs']}".replace("  ", " "))
+    from hallubench.models import model_role
+
     for name, fields in adapters.items():
-        print(f"\n--model {name} --model-args (key=value,...):")
+        print(f"\n--model {name} --model-args (key=value,...):" if model_role(name) == "chat" else
+              f"\n--helper ROLE \"adapter={name},key=value,...\" (a tool a task step calls, never --model):")
         print(_table([["key", "type", "kind", "default"]] + [
             [field["name"], field["type"], field["kind"] or "-",
              "(required)" if field["required"] else repr(field["default"])]

@@ -53,7 +53,7 @@ def push(folder: Path, repo_id: str, command: str, allow_mini_data: bool = False
 
 def finish(ranking, push_to_hub: str | None, command: str, allow_mini_data: bool = False) -> int:
     """Print the leaderboard and where it went; upload it when asked."""
-    print(ranking.table())
+    print(ranking.table(markdown=False))
     print(f"ranking written to {ranking.folder}")
     return push(ranking.folder, push_to_hub, command, allow_mini_data) if push_to_hub else 0
 

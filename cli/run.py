@@ -34,23 +34,23 @@ import argparse
 import sys
 from pathlib import Path
 
-from hallubench.benchmarks import task_names
 from hallubench.errors import ConfigError
 from hallubench.cli.flags import (LM_EVAL_ONLY, add_generation_arguments, add_lm_eval_arguments, add_model_arguments,
                                   add_output_argument, add_push_argument)
 from hallubench.harness.options import RunOptions, parse_gen_kwargs, parse_kv, read_yaml_options
-from hallubench.registry import MODELS
 
 S = argparse.SUPPRESS
+LIST_TASKS = "list"
 
 
 def register(subparsers: argparse._SubParsersAction, summary: str) -> None:
     p = subparsers.add_parser("run", help=summary, description=__doc__,
                               formatter_class=argparse.RawDescriptionHelpFormatter, argument_default=S)
     p.add_argument("--config", type=Path, help="YAML file whose keys are these options")
-    add_model_arguments(p, "model adapter: " + " or ".join(sorted(MODELS)),
+    add_model_arguments(p, "chat model adapter",
                         'adapter arguments "pretrained=PATH,dtype=float32" (pretrained = the checkpoint)')
-    p.add_argument("--tasks", help=f"comma-separated task names: {', '.join(task_names())}")
+    p.add_argument("--tasks", help="comma-separated task names, or `list` to print every task with what it measures "
+                                   "and needs (as `hallubench tasks`)")
     add_output_argument(p, "run folder (default runs/<model>/<tasks>: one per model and task set)")
     add_generation_arguments(p)
     p.add_argument("--task-args", "--task_args", dest="task_args",
@@ -135,6 +135,11 @@ def build_options(args: argparse.Namespace) -> RunOptions:
 def handle(args: argparse.Namespace) -> int:
     from hallubench.harness.report import table
 
+    if getattr(args, "tasks", None) == LIST_TASKS:  # lm-eval's `--tasks list`
+        from hallubench.cli.tasks import listing
+
+        print(listing())
+        return 0
     if getattr(args, "from_outputs", None):
         from hallubench.harness.rescore import rescore
 

@@ -1,9 +1,9 @@
 """`hallubench view`: a static site of run folders and/or a CrossCheck ranking, to open from disk.
 
-    hallubench view runs/llava runs/qwen --out site                 # models x benchmarks board; open site/index.html
-    hallubench view runs/cc/ranking --out site
-    hallubench view runs/cc/ranking runs/cc/runs/* --out site --serve
-    hallubench view runs/* --out site --push-to-hub you/leaderboard
+    hallubench view runs/llava runs/qwen -o site                    # models x benchmarks board; open site/index.html
+    hallubench view runs/cc/ranking -o site
+    hallubench view runs/cc/ranking runs/cc/runs/* -o site --serve
+    hallubench view runs/* -o site --push-to-hub you/leaderboard
 
 index.html holds the models x benchmarks board of the run folders (one row per model, one column per task score
 with its 95 % interval and MINI/SUBSET/⚠ marks, each cell linking to its run page), the papers' published tables
@@ -19,6 +19,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from hallubench.cli.flags import add_output_argument
+
 
 def register(subparsers: argparse._SubParsersAction, summary: str) -> None:
     p = subparsers.add_parser("view", help=summary, description=__doc__,
@@ -26,7 +28,7 @@ def register(subparsers: argparse._SubParsersAction, summary: str) -> None:
     p.add_argument("folders", type=Path, nargs="+", metavar="FOLDER",
                    help="a ranking folder (`hallubench rank` output, holding crosscheck.json) and/or run folders, each "
                         "given a page and a row of the models x benchmarks board")
-    p.add_argument("--out", type=Path, default=Path("site"), help="folder the site is written to (default ./site)")
+    add_output_argument(p, "folder the site is written to (default ./site)", default=Path("site"))
     p.add_argument("--reference", type=Path, help="reference scores (as for `hallubench rank --reference`): adds rank "
                                                   "correlations with them to each board")
     p.add_argument("--reference-higher-is-better", action="store_true", help="higher reference scores are better")
@@ -47,16 +49,16 @@ def handle(args: argparse.Namespace) -> int:
     from hallubench.view.space import push_site
 
     ranking_dir, run_dirs = split_folders(args.folders)
-    index = build_site(ranking_dir, run_dirs, args.out, reference=args.reference,
+    index = build_site(ranking_dir, run_dirs, args.output_dir, reference=args.reference,
                        reference_higher_is_better=args.reference_higher_is_better, data_dir=args.data_dir)
     print(f"site written: open {index.resolve()}")
     if args.push_to_hub:
-        url, commit = push_site(args.out, args.push_to_hub, mini=is_mini(ranking_dir, run_dirs),
+        url, commit = push_site(args.output_dir, args.push_to_hub, mini=is_mini(ranking_dir, run_dirs),
                                 allow_mini_data=args.allow_mini_data, token=args.token,
                                 private=True if args.private else None)
         print(f"Space: {url} (commit {commit})")
     if args.serve:
         from hallubench.view.serve import serve
 
-        serve(args.out, args.port)
+        serve(args.output_dir, args.port)
     return 0

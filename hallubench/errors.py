@@ -8,7 +8,17 @@ interrupted run (128 + SIGINT, as shells report it).
 """
 from __future__ import annotations
 
+import difflib
+from collections.abc import Iterable
 from pathlib import Path
+
+
+def did_you_mean(word: str, choices: Iterable[str]) -> str:
+    """" (did you mean 'x'?)" naming the closest of `choices` to a mistyped `word` (difflib, as Python 3.14's
+    argparse `suggest_on_error`), or "" when none is close: the one spelling-suggestion rule of every name error."""
+    by_folded = {str(choice).lower(): str(choice) for choice in choices}  # CCHALL finds cchall
+    close = [by_folded[c] for c in difflib.get_close_matches(word.lower(), list(by_folded), n=3, cutoff=0.6)]
+    return f" (did you mean {' or '.join(map(repr, close))}?)" if close else ""
 
 
 class HallubenchError(Exception):

@@ -13,6 +13,12 @@ _LINE_START = re.compile(r"^([#+\-=]|\d+(?=[.)]))")
 _LINE_BREAKS = re.compile(r"[\r\n\u2028\u2029\x0b\x0c\x85]+")
 
 
+def one_line(text: object) -> str:
+    """Text as one plain line, for the terminal: line breaks fold to one space, nothing is escaped (a terminal
+    shows `\\_` and `&lt;` as they are, so what is printed is never escaped for markdown or HTML)."""
+    return _LINE_BREAKS.sub(" ", str(text)).strip()
+
+
 def escape_html(text: object) -> str:
     """Text for HTML element content or a quoted attribute value."""
     return html.escape(str(text), quote=True)
@@ -22,8 +28,7 @@ def escape_markdown(text: object) -> str:
     """Text for one line of markdown (a heading, a table cell, a list item): line breaks fold to one space,
     markdown punctuation is backslash-escaped and HTML (`<`, `>`, `&`, quotes) is entity-escaped, since
     markdown renderers (the Hub's included) pass raw HTML through."""
-    one_line = _LINE_BREAKS.sub(" ", str(text)).strip()
-    escaped = _MARKDOWN_SPECIAL.sub(r"\\\1", escape_html(one_line))
+    escaped = _MARKDOWN_SPECIAL.sub(r"\\\1", escape_html(one_line(text)))
     if _LINE_START.match(escaped):  # "1." stays a number as "1\.", "#" stays text as "\#"
         escaped = _LINE_START.sub(lambda m: m.group(0) + "\\" if m.group(0)[0].isdigit() else "\\" + m.group(0), escaped)
     return escaped
@@ -31,7 +36,7 @@ def escape_markdown(text: object) -> str:
 
 def markdown_code(text: object) -> str:
     """Text as inline code on one line: a backtick run longer than any inside it, so nothing can close it early."""
-    one_line = _LINE_BREAKS.sub(" ", str(text)).strip()
-    fence = "`" * (max((len(run) for run in re.findall(r"`+", one_line)), default=0) + 1)
-    pad = " " if one_line.startswith("`") or one_line.endswith("`") else ""
-    return f"{fence}{pad}{one_line}{pad}{fence}".replace("|", "\\|")
+    line = one_line(text)
+    fence = "`" * (max((len(run) for run in re.findall(r"`+", line)), default=0) + 1)
+    pad = " " if line.startswith("`") or line.endswith("`") else ""
+    return f"{fence}{pad}{line}{pad}{fence}".replace("|", "\\|")

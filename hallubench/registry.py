@@ -32,7 +32,7 @@ from collections.abc import Callable, Iterator, MutableMapping
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
-from hallubench.errors import PluginImportError, RegistryError
+from hallubench.errors import PluginImportError, RegistryError, did_you_mean
 
 PLUGIN_GROUP = "hallubench.plugins"
 
@@ -87,8 +87,10 @@ class LazyTarget:
 class Registry(MutableMapping[str, T], Generic[T]):
     """Name -> registered object of one `kind`; `home` is the package whose import registers the built-in ones."""
 
-    def __init__(self, kind: str, home: str) -> None:
-        self.kind, self.home = kind, home
+    LISTED_IN_FULL = 20  # an unknown name's error lists the valid ones up to this many, else says where they are listed
+
+    def __init__(self, kind: str, home: str, listed_by: str | None = None) -> None:
+        self.kind, self.home, self.listed_by = kind, home, listed_by  # listed_by: the command that lists the names
         self._entries: dict[str, T] = {}
         self._loaded = False
 
@@ -122,7 +124,15 @@ class Registry(MutableMapping[str, T], Generic[T]):
         try:
             return self[name]
         except KeyError:
-            raise KeyError(f"unknown {self.kind} {name!r}; valid {self.kind}s: {', '.join(sorted(self))}") from None
+            raise KeyError(self.unknown(name)) from None
+
+    def unknown(self, name: str) -> str:
+        """The message for a name not registered here: the closest names ("did you mean") and the valid ones, or,
+        when there are many, the command that lists them. Every unknown-name error of a registry says this."""
+        names = sorted(self)
+        valid = (f"valid {self.kind}s: {', '.join(names)}" if len(names) <= self.LISTED_IN_FULL or not self.listed_by
+                 else f"{len(names)} {self.kind}s, listed by `{self.listed_by}`")
+        return f"unknown {self.kind} {name!r}{did_you_mean(name, names)}; {valid}"
 
     def __getitem__(self, name: str) -> T:
         self._load()
@@ -153,11 +163,11 @@ def _where(obj: Any) -> str:
     return f"{getattr(obj, '__qualname__', getattr(obj, 'name', repr(obj)))} from {module}"
 
 
-TASKS: Registry[Any] = Registry("task", "hallubench.benchmarks")
+TASKS: Registry[Any] = Registry("task", "hallubench.benchmarks", listed_by="hallubench tasks")
 PARSERS: Registry[Callable[..., Any]] = Registry("parser", "hallubench.benchmarks")
-BUILDERS: Registry[type] = Registry("benchmark builder", "hallubench.builders")
+BUILDERS: Registry[type] = Registry("benchmark", "hallubench.builders", listed_by="hallubench tasks")
 MINI_RELEASES: Registry[Callable[..., Any]] = Registry("mini release", "hallubench.builders.mini")
-MODELS: Registry[Callable[..., Any]] = Registry("model adapter", "hallubench.models")
+MODELS: Registry[Callable[..., Any]] = Registry("model adapter", "hallubench.models", listed_by="hallubench models")
 MODEL_FAMILIES: Registry[Any] = Registry("model family", "hallubench.models.families")
 JUDGES: Registry[Callable[..., Any]] = Registry("judge", "hallubench.judges")
 METRICS: Registry[Any] = Registry("metric", "hallubench.metrics")
@@ -184,17 +194,27 @@ def register_mini_release(name: str):
     return MINI_RELEASES.decorator(name)
 
 
-def register_model(name: str, config: type | None = None, target: str | None = None):
+MODEL_ROLES = {
+    "chat": "a chat model: answers the conversations (`--model`, or `--helper ROLE adapter=NAME,...`)",
+    "tool": "a tool a task step calls (detector, OCR, search): only `--helper ROLE adapter=NAME,...`",
+}
+
+
+def register_model(name: str, config: type | None = None, target: str | None = None, role: str = "chat"):
     """`@register_model("hf", config=HFArgs)`: `factory(**model_args) -> ChatModel`; `config` (a PluginConfig)
-    checks --model-args before the factory runs, and is kept as the factory's `config` attribute. With
+    checks --model-args before the factory runs, and is kept as the factory's `config` attribute. `role` (one of
+    MODEL_ROLES, kept as its `role` attribute) says where the CLI offers it: a "tool" is never a `--model`. With
     `target="package.module:object"` it is a call, not a decorator: the factory is imported on first use (a
-    module that imports torch), its `config` read without importing it."""
+    module that imports torch), its `config` and `role` read without importing it."""
+    if role not in MODEL_ROLES:
+        raise RegistryError(f"model adapter {name!r}: role={role!r}; choose one of {', '.join(MODEL_ROLES)}")
     if target is not None:
-        return MODELS.register(name, LazyTarget(MODELS.kind, name, target, config=config))
+        return MODELS.register(name, LazyTarget(MODELS.kind, name, target, config=config, role=role))
 
     def register(factory):
         if config is not None:
             factory.config = config
+        factory.role = role
         return MODELS.register(name, factory)
 
     return register

@@ -25,7 +25,7 @@ from hallubench.errors import ConfigError, DatasetRowError, StaleRowsError  # no
 COMPLETE = ".complete"
 MINI = "mini"
 GUIDANCE = (
-    "Build the benchmarks from their official releases with `hallubench build <benchmark> --out datasets/<benchmark>` "
+    "Build the benchmarks from their official releases with `hallubench build <benchmark> --output-dir datasets/<benchmark>` "
     "(it downloads the release from the Hub, or takes --source PATH) and pass --data-dir datasets/, pass a Hub "
     "dataset repo of a built benchmark (--data-dir org/name), or pass --data-dir mini to try the pipeline on the "
     "embedded synthetic mini benchmarks (not a measurement of any model).")
@@ -135,11 +135,11 @@ def dataset_dir(data_dir: Path, task: Task, given: str | None = None) -> Path:
         raise ConfigError(
             f"--data-dir {given}: that Hub dataset repo holds no built {task.benchmark!r} dataset (task "
             f"{task.name!r}; it holds: {', '.join(holds) or 'no hallubench dataset'}). Build it locally with "
-            f"`hallubench build {task.benchmark} --out datasets/{task.benchmark}` and pass --data-dir datasets/, or "
+            f"`hallubench build {task.benchmark} --output-dir datasets/{task.benchmark}` and pass --data-dir datasets/, or "
             f"pass --data-dir with the Hub repo of a built {task.benchmark} dataset.")
     raise ConfigError(
         f"no built {task.benchmark!r} dataset at {folder} (task {task.name!r}); run "
-        f"`hallubench build {task.benchmark} --out {folder}` or pass --data-dir with built datasets")
+        f"`hallubench build {task.benchmark} --output-dir {folder}` or pass --data-dir with built datasets")
 
 
 def data_files(folder: Path, task: Task) -> list[Path]:
@@ -171,7 +171,7 @@ def check_fingerprints(folder: Path, files: list[Path]) -> None:
             raise StaleRowsError(
                 f"{folder}: {path.relative_to(folder)} was changed after `hallubench build` wrote it (its content no "
                 "longer matches the fingerprint in its name), so `datasets` may serve the old rows from its cache. "
-                f"Rebuild the folder: `hallubench build ... --out {folder} --overwrite`.")
+                f"Rebuild the folder: `hallubench build ... --output-dir {folder} --overwrite`.")
 
 
 def check_rows(folder: Path, task: Task, ds, files: list[Path], n: int) -> None:
@@ -181,7 +181,7 @@ def check_rows(folder: Path, task: Task, ds, files: list[Path], n: int) -> None:
 
     expected = sum(pq.read_metadata(path).num_rows for path in files)
     fix = (f"The datasets cache ({ds.cache_files[0]['filename'] if ds.cache_files else 'in memory'}) holds another "
-           f"dataset under this folder's name: rebuild the folder with `hallubench build ... --out {folder} "
+           f"dataset under this folder's name: rebuild the folder with `hallubench build ... --output-dir {folder} "
            "--overwrite` (data files named by content), or remove that cache entry.")
     where = f"{folder} config {task.config!r} split {task.split!r}"
     if len(ds) != expected:
@@ -239,7 +239,7 @@ def load_rows(folder: Path, task: Task, limit: int | None = None) -> tuple[list[
         raise StaleRowsError(f"{folder} config {task.config!r}: its card (README.md, dataset_info) does not describe "
                              f"its data files ({', '.join(p.name for p in files)}): one was edited or replaced after "
                              f"`hallubench build` wrote the card ({err}). Rebuild the folder: `hallubench build ... "
-                             f"--out {folder} --overwrite`.") from None
+                             f"--output-dir {folder} --overwrite`.") from None
     except DatasetsError as err:
         raise ConfigError(f"{folder} config {task.config!r}: datasets cannot load it ({type(err).__name__}: {err}); "
                           "rebuild it with `hallubench build`") from None

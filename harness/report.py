@@ -1,4 +1,5 @@
-"""The results table printed at the end of a run (markdown, one row per task and group)."""
+"""The results table printed at the end of a run (a pipe table, one row per task and group, as lm-eval prints
+its results): terminal text, so nothing in it is escaped for markdown."""
 from __future__ import annotations
 
 from typing import Any
@@ -82,5 +83,5 @@ def table(results: Results) -> str:
     text = markdown_table(["task", "group", "n", "scored", "unparsed", "errors", "metrics"], rows)
     if footnote := unreadable_notice(results):
         text += "\n\n" + footnote
-    notices = [f"**{notice}**\n\n" for notice in (mini_notice(results), subset_notice(results)) if notice]
+    notices = [f"{notice}\n\n" for notice in (mini_notice(results), subset_notice(results)) if notice]
     return "".join(notices) + text

@@ -37,6 +37,7 @@ from hallubench.harness.generate import generate_batch, prepare_batch
 from hallubench.harness.lm_eval_block import lm_eval_block
 from hallubench.harness.media import check_model_accepts, check_modality
 from hallubench.harness.options import AUTO, RunOptions
+from hallubench.models import check_chat_adapter
 from hallubench.models.configs import AUTO_MAX_BATCH
 from hallubench.errors import ConfigError, MixedRunFolderError, RunInterrupted
 from hallubench.harness.plot import PLOT, plot_results
@@ -83,8 +84,10 @@ def model_arguments(options: RunOptions, device: str, flag: str = "--model") -> 
 
     if options.model is None:
         raise ConfigError("--model is required unless --from-outputs is given")
-    if options.model not in MODELS:
-        raise ConfigError(f"{flag} {options.model!r}: not an adapter; choose one of {', '.join(sorted(MODELS))}")
+    if flag == "--model":  # a helper may be a tool (a task step calls it); the model under test is a chat model
+        check_chat_adapter(options.model)
+    elif options.model not in MODELS:
+        raise ConfigError(f"{flag}: {MODELS.unknown(options.model)}")
     args = dict(options.model_args)
     if "pretrained" in args and "model" not in args:  # lm-eval's name for the checkpoint
         args["model"] = args.pop("pretrained")
@@ -115,7 +118,7 @@ def model_arguments(options: RunOptions, device: str, flag: str = "--model") -> 
 
 def check_checkpoint(model: str, flag: str) -> None:
     """ConfigError for a checkpoint written as a local path (/x, ./x, ~/x, a/b/c) where there is no folder; a
-    Hub id (org/name) is left to the Hub."""
+    Hub id (org/name) is checked when it is about to load (`load_model`)."""
     from hallubench.builders.hub import REPO_ID
 
     path = Path(model).expanduser()
@@ -140,9 +143,15 @@ def check_device(device: str, flag: str) -> None:
 
 def load_model(options: RunOptions, device: str, flag: str = "--model"):
     """The ChatModel of `options.model` / `model_args` (see `model_arguments`), its arguments checked first."""
-    from hallubench.models import get_model
+    from hallubench.harness.hub_model import check_hub_model
+    from hallubench.models import MODELS, get_model
+    from hallubench.models.configs import runs_locally
 
     args = model_arguments(options, device, flag)
+    config = getattr(MODELS[options.model], "config", None)
+    if runs_locally(config) and getattr(config, "model_is_checkpoint", True) and not Path(args["model"]).expanduser().exists():
+        # a Hub id neither cached nor reachable: a named error in seconds, not a silent hang in the loader
+        check_hub_model(str(args["model"]), args.get("revision"), flag)
     try:
         return get_model(options.model, **args)
     except (OSError, ValueError) as err:  # no such checkpoint, bad dtype, missing API key, ...
@@ -234,6 +243,8 @@ def run(options: RunOptions) -> Results | None:
 
     started, t0 = utc_now(), time.perf_counter()
     options.include = [include(spec) for spec in options.include]  # recorded resolved, in results.json's options
+    if options.model is not None:  # read from its registration: a tool adapter is refused before anything loads
+        check_chat_adapter(options.model)
     tasks = resolve_tasks(options.tasks)
     if not tasks:
         raise ConfigError("--tasks is empty; give a comma-separated list of task names")
@@ -275,8 +286,9 @@ def _kept(run_dir: Path, why: str) -> str:
     """One line for a stopped run: what the folder keeps and the command that resumes it."""
     state = run_state.unfinished(run_dir) or {}
     kept = len(store.read_store(run_dir).finished()) if run_dir.is_dir() else 0
-    command = state.get("command") or "the same command"
-    return (f"the run {why}; {kept} finished samples are kept in {run_dir}. Resume with the same command: {command}")
+    command = state.get("command")
+    resume = f"Resume with the same command: {command}" if command else "Resume with the same command"
+    return f"the run {why}; {kept} finished samples are kept in {run_dir}. {resume}"
 
 
 def _lock_run_folder(accelerator, run_dir: Path) -> folder_lock.FolderLock | folder_lock.RankLock:

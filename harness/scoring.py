@@ -12,6 +12,7 @@ summary of its output (`Task.summarize`); the metric args are the task's with th
 """
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from functools import lru_cache
 from typing import Any
@@ -148,6 +149,18 @@ def task_verdicts(task: Task, records: list[dict[str, Any]], task_args: dict[str
     return record_verdicts(records, ok, metric.item_verdicts(**_per_item_kwargs(task, ok), **metric_args))
 
 
+# A number in a group name ("x10", "4.5"), signed where the "-" follows no letter or digit ("audio_snr=-10", not
+# "a-1"), and "inf" standing alone.
+_NUMBER = re.compile(r"((?:(?<![A-Za-z0-9.])-)?(?<![0-9.])\d+(?:\.\d+)?|(?:(?<![A-Za-z0-9.])-)?(?<![A-Za-z])inf(?![A-Za-z]))")
+
+
+def natural_key(name: str) -> tuple:
+    """Sort key ordering the numbers in group names by value (video_blur=0, 4, 16; audio_snr=-10, 20, inf), the
+    rest as text (natsort's rule; not worth a dependency for one key). The split alternates text and number, so
+    two keys compare text with text and number with number."""
+    return tuple(float(part) if index % 2 else part for index, part in enumerate(_NUMBER.split(name)))
+
+
 def score_task(task: Task, records: list[dict[str, Any]], n_total: int,
                task_args: dict[str, Any] | None = None) -> TaskResult:
     """TaskResult of `task` from its sample records, with per-group counts and metrics; `task_args` are the run's
@@ -169,7 +182,7 @@ def score_task(task: Task, records: list[dict[str, Any]], n_total: int,
         for record in records:
             for name in group_names(record):
                 by_group[name].append(record)
-        for name in sorted(by_group):
+        for name in sorted(by_group, key=natural_key):
             result.groups[name] = GroupResult()
             count(task, by_group[name], result.groups[name], result.verdicts)
     if task.metric is not None and ok:

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from hallubench.errors import ConfigError, UntrustedRecordError
+from hallubench.errors import ConfigError, UntrustedRecordError, did_you_mean
 from hallubench.registry import MODELS, discover_modules
 
 from .configs import HFArgs, OpenAIArgs, runs_locally
@@ -31,7 +31,7 @@ def model_config(name: str, model_args: dict[str, Any], what: str | None = None)
     """`model_args` checked against the config the adapter `name` registered (ConfigError saying `what` had
     unknown or missing keys, and the allowed ones); as given for an adapter registered without one."""
     if name not in MODELS:
-        raise ValueError(f"unknown model adapter {name!r}; valid names: {', '.join(sorted(MODELS))}")
+        raise ValueError(MODELS.unknown(name))
     config = getattr(MODELS[name], "config", None)
     return model_args if config is None else config.from_args(model_args, what=what or f"--model-args for --model {name}").kwargs()
 
@@ -42,7 +42,7 @@ def get_model(name: str, **model_args: Any) -> ChatModel:
     The Python API: arguments go to the adapter as they are (objects such as an httpx transport included);
     the CLI and judges check user-given `key=value` arguments with `model_config` first."""
     if name not in MODELS:
-        raise ValueError(f"unknown model adapter {name!r}; valid names: {', '.join(sorted(MODELS))}")
+        raise ValueError(MODELS.unknown(name))
     return MODELS[name](**model_args)
 
 
@@ -75,6 +75,30 @@ def _model_named(args: Mapping[str, Any]) -> dict[str, Any]:
     return args
 
 
+def model_role(name: str) -> str:
+    """The role `name` was registered with (registry.MODEL_ROLES: "chat" or "tool"); "chat" for an adapter
+    registered before roles were declared (an object without the attribute)."""
+    return getattr(MODELS[name], "role", "chat")
+
+
+def chat_adapters() -> list[str]:
+    """The adapters `--model` takes: those registered as chat models, sorted."""
+    return [name for name in sorted(MODELS) if model_role(name) == "chat"]
+
+
+def check_chat_adapter(name: str, flag: str = "--model") -> str:
+    """`name` when it is a registered chat model adapter; ConfigError otherwise, read from the registration alone
+    (nothing is imported or loaded): an unknown name with the closest ones, a tool with where tools go."""
+    if name not in MODELS:
+        raise ConfigError(f"{flag}: unknown chat model adapter {name!r}{did_you_mean(name, chat_adapters())}; valid: "
+                          f"{', '.join(chat_adapters())} (`hallubench models` lists them and their --model-args)")
+    if model_role(name) != "chat":
+        raise ConfigError(f"{flag} {name}: {name} is a tool adapter, not a chat model; a multi-step task's step calls "
+                          f"it through --helper ROLE \"adapter={name},pretrained=...\" (chat model adapters: "
+                          f"{', '.join(chat_adapters())})")
+    return name
+
+
 def adapter_runs_locally(name: str) -> bool:
     """Whether the adapter `name` runs on this machine (its config has a `device`; models/configs.runs_locally); an
     unknown name does not."""
@@ -88,4 +112,4 @@ discover_modules(__name__, __path__, skip=HEAVY)
 
 __all__ = ["AudioPart", "ChatModel", "Conversation", "GenerationError", "GenerationSettings", "ImagePart",
            "HFArgs", "MODELS", "Message", "OpenAIArgs", "Part", "TextPart", "VideoPart", "adapter_runs_locally",
-           "get_model", "model_config", "recorded_model_args"]
+           "chat_adapters", "check_chat_adapter", "get_model", "model_config", "model_role", "recorded_model_args"]

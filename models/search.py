@@ -157,6 +157,6 @@ class Search:
         return outputs
 
 
-@register_model("search", config=SearchArgs)
+@register_model("search", config=SearchArgs, role="tool")
 def _search(**args: Any) -> Search:
     return Search(**args)

@@ -148,11 +148,11 @@ class SceneTextReader:
         return outputs
 
 
-@register_model("grounding_dino", config=GroundingDinoArgs)
+@register_model("grounding_dino", config=GroundingDinoArgs, role="tool")
 def _grounding_dino(**args: Any) -> GroundingDino:
     return GroundingDino(**args)
 
 
-@register_model("scene_text", config=SceneTextArgs)
+@register_model("scene_text", config=SceneTextArgs, role="tool")
 def _scene_text(**args: Any) -> SceneTextReader:
     return SceneTextReader(**args)

@@ -3,7 +3,7 @@ behind the judgment cache, CrossCheck aggregation (metrics/crosscheck) and the l
 
     from hallubench.ranking import ModelSpec, crosscheck, rank
     ranking = crosscheck([ModelSpec("a", "hf", {"pretrained": "PATH_A"}), ...], ["avhallubench_visual"], "out")
-    print(ranking.table())
+    print(ranking.table(markdown=False))   # plain text; ranking.table() is leaderboard.md's markdown
 
 The names are imported on first use, so importing a light submodule (e.g. for the CLI's flag choices)
 does not load the pipeline, torch and evaluate.

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hallubench.markup import escape_markdown
+from hallubench.markup import escape_markdown, one_line
 from hallubench.ranking.intervals import board_uncertainty
 
 
@@ -74,19 +74,21 @@ class Ranking:
         return (f"MINI DATA: runs made on the embedded synthetic mini benchmarks (--data-dir mini): "
                 f"{mini_runs(self.mini_data, name)}. This ranking is a pipeline check, not a measurement of the models.")
 
-    def table(self) -> str:
-        """The leaderboard as markdown (after the MINI DATA warning, if any), one table per board, plus
-        correlations and judge counters. It becomes the Hub card on `rank --push-to-hub`, so every name from the
-        run folders (run and board names, notes, judge errors) is escaped (hallubench/markup.py): none can add a
-        heading, table cell, link or tag."""
-        notice = self.mini_notice(escape_markdown)
-        lines = [f"**{notice}**", ""] if notice else []
+    def table(self, markdown: bool = True) -> str:
+        """The leaderboard (after the MINI DATA warning, if any), one table per board, plus correlations and judge
+        counters. As markdown (leaderboard.md, and the Hub card on `rank --push-to-hub`) every name from the run
+        folders (run and board names, notes, judge errors) is escaped (hallubench/markup.py): none can add a
+        heading, table cell, link or tag. `markdown=False` is the terminal's plain text: the same lines with no
+        escapes, emphasis or heading marks (a terminal renders none of them)."""
+        escape, strong, heading_mark = (escape_markdown, "**", "### ") if markdown else (one_line, "", "")
+        notice = self.mini_notice(escape)
+        lines = [f"{strong}{notice}{strong}", ""] if notice else []
         for board in self.boards:  # board names are hallubench's own (task names), not the run folders'
-            heading = f"### {board.name}" + (" (our extension)" if board.extension else "")
+            heading = f"{heading_mark}{board.name}" + (" (our extension)" if board.extension else "")
             lines += [heading, "", "| rank | model | CrossCheck ↓ | 95% CI | vs next: sign test p "
                       "| SelfCheck ↓ | RefCheck ↓ | sentences |", "|---:|---|---:|---:|---:|---:|---:|---:|"]
             for row in (r for r in self.rows() if r["board"] == board.name):
-                lines.append(f"| {row['rank']} | {escape_markdown(row['model'])} | {_fmt(row['crosscheck'])} "
+                lines.append(f"| {row['rank']} | {escape(row['model'])} | {_fmt(row['crosscheck'])} "
                              f"| [{_fmt(row['ci_low'])}, {_fmt(row['ci_high'])}] | {_fmt_p(row['p_vs_next'])} "
                              f"| {_fmt(row['selfcheck'])} | {_fmt(row['refcheck'])} | {row['sentences']} |")
             no_sentences = sorted(set(board.sentences) - set(board.results["scores"]))
@@ -94,12 +96,12 @@ class Ranking:
                 ([f"no sentence to judge, not ranked: {', '.join(no_sentences)}"] if no_sentences else [])
             for name, corr in self.correlations.get(board.name, {}).items():
                 notes.append(f"{name}: {_fmt(corr['value'])} (n={corr['n']}{', ' + corr['note'] if corr['note'] else ''})")
-            lines += [""] + [f"- {escape_markdown(note)}" for note in notes] + ([""] if notes else [])
+            lines += [""] + [f"- {escape(note)}" for note in notes] + ([""] if notes else [])
         if self.boards:
             lines.append(f"Uncertainty: {self.uncertainty[self.boards[0].name]['method']}; a sign test p above 0.05 "
                          "means the two neighbours are not told apart on these documents.")
         c = self.judge["counters"]
-        lines.append(f"Judge {escape_markdown(self.judge['judge_id'])} ({escape_markdown(self.judge['prompt_version'])}): "
+        lines.append(f"Judge {escape(self.judge['judge_id'])} ({escape(self.judge['prompt_version'])}): "
                      f"{c.get('pairs', 0)} pairs, "
                      f"{c.get('calls', 0)} judge calls made, {c.get('saved', 0)} saved by the cache, "
                      f"{c.get('undecided', 0) - c.get('errors', 0)} unparseable judge outputs (scored 0.5).")
@@ -108,8 +110,8 @@ class Ranking:
             first = errors[0]
             detail = (f"{first['board']}, system {first['system']}, document {first['document']}, sentence "
                       f"{first['sentence'][:80]!r}: {first['error'][:200]}")
-            lines.append(f"**{c.get('errors', 0)} judgments failed** (judge errors, scored 0.5, not cached: rerun to "
-                         f"retry them; all listed in crosscheck.json). First: {escape_markdown(detail)}")
+            lines.append(f"{strong}{c.get('errors', 0)} judgments failed{strong} (judge errors, scored 0.5, not cached: "
+                         f"rerun to retry them; all listed in crosscheck.json). First: {escape(detail)}")
         return "\n".join(lines) + "\n"
 
     def to_dict(self) -> dict[str, Any]:

@@ -49,6 +49,11 @@ def collect(run_dirs: dict[str, Path], tasks: list[str] | None = None) -> list[T
     present = [t for t in dict.fromkeys(t for r in runs.values() for t in sorted(r))
                if any(rec.get("samples") for r in runs.values() for rec in r.get(t, {}).values())]
     wanted = present if tasks is None else list(dict.fromkeys(tasks))
+    if not wanted:
+        folders = ", ".join(str(path) for path in run_dirs.values())
+        raise ConfigError(f"no task in {folders} has sampled passages to cross-check (they were run without samples, "
+                          "e.g. --num-samples 0); rerun a cross-checkable task (`hallubench tasks` marks them: scored "
+                          "by crosscheck) with --num-samples >= 1, or leave --num-samples at the task's default")
     out = []
     for task in wanted:
         missing = [name for name, r in runs.items() if not any(rec.get("samples") for rec in r.get(task, {}).values())]

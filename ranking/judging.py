@@ -25,7 +25,7 @@ def judge_config(kind: str, judge_args: Mapping[str, Any] | None = None):
     """The typed config of judge `kind` from `judge_args`; ConfigError naming what is wrong (loads nothing)."""
     args = judge_args or {}
     if kind not in JUDGES:
-        raise ConfigError(f"--judge {kind!r}: choose one of {', '.join(JUDGES)}")
+        raise ConfigError(f"--judge: {JUDGES.unknown(kind)}")
     if kind == "nli" and "pretrained" not in args:
         raise ConfigError("--judge nli needs --judge-args pretrained=MNLI_CHECKPOINT")
     if issubclass(JUDGES[kind].config, ChatJudgeArgs) and "pretrained" not in args and "model" not in args:

@@ -175,7 +175,7 @@ def test_output_folder_is_replaced_only_with_overwrite(tmp_path):
     out = tmp_path / "out"
     out.mkdir()
     (out / "keep.txt").write_text("old")
-    with pytest.raises(BuildError, match=r"already exists and is not empty: choose another --out or pass --overwrite"):
+    with pytest.raises(BuildError, match=r"already exists and is not empty: choose another --output-dir or pass --overwrite"):
         build("cmm", release, out)
     assert (out / "keep.txt").read_text() == "old"
     summary = build_with_summary("cmm", release, out, overwrite=True)
@@ -186,5 +186,5 @@ def test_output_folder_is_replaced_only_with_overwrite(tmp_path):
 def test_unknown_benchmark_lists_the_valid_names(tmp_path):
     from hallubench.registry import BUILDERS
 
-    with pytest.raises(BuildError, match=f"unknown benchmark 'no_such_benchmark'; choose one of: {', '.join(sorted(BUILDERS))}"):
+    with pytest.raises(BuildError, match=f"unknown benchmark 'no_such_benchmark'; valid benchmarks: {', '.join(sorted(BUILDERS))}"):
         build("no_such_benchmark", tmp_path, tmp_path / "out")

@@ -25,6 +25,7 @@ def _errors(tmp_path) -> dict[str, tuple[list[str], int, str]]:
         "view": (["view", missing], 2, "is neither a ranking folder"),
         "metrics": (["metrics", "push", "pa_hr", "cchall", "--repo", "org/name"], 2, "--repo names one Space"),
         "verify": (["verify", missing], 2, "is not a run folder"),
+        "tasks": (["tasks", "cmn"], 2, "no task or group 'cmn' (did you mean 'cmm'?)"),
     }
 
 
@@ -36,7 +37,8 @@ def test_every_command_has_an_error_case(tmp_path):
     assert set(_errors(tmp_path)) | set(RAISED_INSIDE) == set(cli.COMMANDS)
 
 
-@pytest.mark.parametrize("command", ["run", "build", "rank", "crosscheck", "publish", "view", "metrics", "verify"])
+@pytest.mark.parametrize("command", ["run", "build", "rank", "crosscheck", "publish", "view", "metrics", "verify",
+                                     "tasks"])
 def test_a_user_error_prints_its_message_and_exit_code(command, tmp_path, capsys):
     argv, code, message = _errors(tmp_path)[command]
     assert cli.main(argv) == code

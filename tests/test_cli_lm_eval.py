@@ -30,12 +30,12 @@ def test_every_dashed_flag_of_every_command_also_takes_its_underscore_spelling()
     assert checked > 40
 
 
-def test_a_bad_flag_of_a_subcommand_shows_that_subcommands_usage(capsys):
+def test_a_bad_flag_of_a_subcommand_names_that_subcommand_in_one_line(capsys):
     with pytest.raises(SystemExit) as exit_info:
         main(["run", "--tasks", "cmm", "--bogus-flag", "1"])
     assert exit_info.value.code == 2
     err = capsys.readouterr().err
-    assert err.startswith("usage: hallubench run ") and "hallubench run: error: unrecognized arguments: --bogus-flag 1" in err
+    assert err == "hallubench run: error: unrecognized arguments: --bogus-flag 1 (see `hallubench run --help`)\n"
 
 
 @pytest.mark.parametrize("value, expected", [("0.1", 0.1), ("5", 5), ("1", 1), (0.5, 0.5), (3, 3), ("2.0", 2)])

@@ -166,5 +166,5 @@ def test_a_hub_data_dir_without_the_benchmark_says_how_to_get_it_not_to_build_in
     assert done.returncode == 0, done.stderr[-2000:]
     message = done.stdout
     assert message.startswith("--data-dir me/hallubench-data: that Hub dataset repo holds no built 'cchall' dataset")
-    assert "it holds: cmm" in message and "`hallubench build cchall --out datasets/cchall`" in message
+    assert "it holds: cmm" in message and "`hallubench build cchall --output-dir datasets/cchall`" in message
     assert str(tmp_path / "home") not in message  # never a folder inside the Hub download cache

@@ -53,7 +53,7 @@ def test_generation_settings_defaults_and_validation():
 
 def test_registry_has_exact_names_and_lists_them_on_error():
     assert {"hf", "openai"} <= set(MODELS)
-    with pytest.raises(ValueError, match=f"unknown model adapter 'no_such_adapter'; valid names: {', '.join(sorted(MODELS))}"):
+    with pytest.raises(ValueError, match=f"unknown model adapter 'no_such_adapter'; valid model adapters: {', '.join(sorted(MODELS))}"):
         get_model("no_such_adapter")
 
 

@@ -195,8 +195,7 @@ def test_an_installed_plugin_package_shows_up_and_runs(tmp_path):
         return done.stdout
 
     assert "--model toy_echo --model-args" in hallubench("models")
-    help_text = hallubench("run", "--help")
-    assert "toy_echo" in help_text and "toyecho_qa" in help_text
+    assert "toy_echo" in hallubench("run", "--help") and "\n  toyecho_qa " in hallubench("tasks")
     release = tmp_path / "release"
     release.mkdir()
     (release / "questions.jsonl").write_text(json.dumps({"text": "Is the sky blue?", "label": True}) + "\n")

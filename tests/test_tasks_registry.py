@@ -24,12 +24,15 @@ def test_registry_discovers_every_task_module():
         assert task.name == name and task.parser in PARSERS and (task.metric is None or task.metric in METRICS), name
 
 
-def test_lookup_is_exact_and_unknown_names_list_the_valid_ones():
+def test_lookup_is_exact_and_unknown_names_suggest_the_closest_and_the_listing():
     assert get_task("cchall").name == "cchall"
-    for bad in ("cchal", "CCHALL", "avhallubench", "cmm "):
+    for bad, closest in (("cchal", "cchall"), ("CCHALL", "cchall"), ("avhallubench", "avhallubench_audio"),
+                         ("cmm ", "cmm"), ("zzz", None)):
         with pytest.raises(KeyError) as err:
             get_task(bad)
-        assert repr(bad) in str(err.value) and "avhallubench_visual" in str(err.value)
+        message = str(err.value)
+        assert repr(bad) in message and "listed by `hallubench tasks`" in message
+        assert f"{closest!r}" in message.partition(";")[0] if closest else "did you mean" not in message
 
 
 def test_tasks_are_frozen_data():

@@ -3,6 +3,7 @@ the harness treats it as a model on this machine (it is given --device)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from hallubench.config import Benign, NameOrPath, PluginConfig
 from hallubench.models.protocol import TextPart
@@ -11,6 +12,8 @@ from hallubench.registry import register_model
 
 @dataclass(frozen=True)
 class ToyEchoArgs(PluginConfig):
+    model_is_checkpoint: ClassVar[bool] = False  # its `model` names no checkpoint (nothing is loaded or downloaded)
+
     model: NameOrPath[str]  # each text field says what it holds (hallubench/config.py field kinds)
     device: Benign[str] = "cpu"
     answer: Benign[str] = "yes"
