@@ -142,7 +142,7 @@ def rank(run_dirs: Mapping[str, Path] | Sequence[Path], output_dir: Path, *, tas
     for `load_reference`. Runs whose results.json marks ranked tasks as made on the mini benchmarks make a
     ranking marked so (`Ranking.mini_data`). `run_models`: the model the user gave for each run (crosscheck's
     runs, made from the user's specs): what a judge that reloads the runs' models may take as the user's word.
-    ranking marked so (`Ranking.mini_data`). Everything read from the run folders is checked before the ranking
+    Everything read from the run folders is checked before the ranking
     folder is made: a bad input (no sampled passages to judge, an unknown task) leaves `output_dir` as it was.
     """
     if weighting not in WEIGHTINGS:
@@ -156,14 +156,14 @@ def rank(run_dirs: Mapping[str, Path] | Sequence[Path], output_dir: Path, *, tas
     responses = collect(dict(run_dirs), list(tasks) if tasks else None)
     return _judge_and_write(responses, run_dirs, Path(output_dir), judge=judge, judge_args=judge_args, cache=cache,
                             weighting=weighting, temperature=temperature, refcheck=refcheck, reference=reference,
-                            ref=ref, strict_judging=strict_judging, config=config)
+                            ref=ref, strict_judging=strict_judging, config=config, run_models=run_models)
 
 
 @folder_lock.writes_folder("rank")
 def _judge_and_write(responses: list[TaskResponses], run_dirs: Mapping[str, Path], output_dir: Path, *, judge: str,
                      judge_args: Mapping[str, Any] | None, cache: Path | None, weighting: str, temperature: float,
                      refcheck: bool, reference: Path | None, ref, strict_judging: bool,
-                     config: Mapping[str, Any] | None) -> Ranking:
+                     config: Mapping[str, Any] | None, run_models: Mapping[str, ModelSpec] | None) -> Ranking:
     """`rank`'s judging and writing, holding the ranking folder's lock (which makes the folder)."""
     mini = mini_data(run_dirs, [r.task for r in responses])
     judges = make_evidence_judges(judge, judge_args, JudgmentCache(cache) if cache else None, run_dirs, run_models)
