@@ -6,7 +6,7 @@ import time
 from contextlib import nullcontext
 from pathlib import Path
 
-from hallubench.harness import folder_lock, run_state
+from hallubench.harness import digest, folder_lock, run_state
 from hallubench.harness.environment import environment
 from hallubench.harness.results_schema import ModelInfo, Results, RunInfo
 from hallubench.errors import RunFolderNotFoundError
@@ -27,12 +27,12 @@ def rescore(run_dir: Path, output_dir: Path | None = None) -> Results:
     # results.json may be scored on other samples than the folder now holds: scoring them all again is the fix.
     with run_state.read_run_folder(run_dir, "re-score (reading)", results_must_match=False) as folder, \
             folder_lock.hold(target, "re-score") if separate else nullcontext():
-        results = _rescore(run_dir, folder.records)
+        results = _rescore(run_dir, folder.records, folder.steps)
         write_results(results, target)
     return results
 
 
-def _rescore(run_dir: Path, records_by_key: dict[str, dict]) -> Results:
+def _rescore(run_dir: Path, records_by_key: dict[str, dict], steps: dict[str, dict]) -> Results:
     t0, started = time.perf_counter(), utc_now()
     if not records_by_key:
         raise RunFolderNotFoundError(f"--from-outputs: {run_dir} holds no sample records (samples*.jsonl)")
@@ -45,11 +45,12 @@ def _rescore(run_dir: Path, records_by_key: dict[str, dict]) -> Results:
     records = [parsed for r in records_by_key.values() for parsed in parse_records(by_name[r["task"]], [r])]
     totals = {t.name: old.tasks[t.name].n_total if old and t.name in old.tasks
               else sum(r["task"] == t.name for r in records) for t in tasks}
+    scored_from = digest.scored_digests(records_by_key.values(), steps)
     first = records[0]
     model = old.model if old else ModelInfo(name=first["model"], fingerprint=first["model_fingerprint"])
     run_info = RunInfo(options=old.run.options if old else {}, from_outputs=str(run_dir), started=started,
                        finished=utc_now(), duration_s=round(time.perf_counter() - t0, 3), torn_lines=[],
-                       mini_data=old.run.mini_data if old else [])
+                       mini_data=old.run.mini_data if old else [], records_digest=scored_from)
     task_args = {t.name: old.tasks[t.name].task_args for t in tasks if old and t.name in old.tasks}
     results = Results(tasks=score(tasks, records, totals, task_args), model=model, run=run_info,
                       environment=environment())

@@ -28,8 +28,9 @@ from pathlib import Path
 from typing import Any
 
 from hallubench.benchmarks import Task, get_task
-from hallubench.harness import folder_lock, run_state, store
+from hallubench.harness import digest, folder_lock, run_state, store
 from hallubench.harness.atomic import write_atomically
+from hallubench.harness.command import command_line, run_argv
 from hallubench.harness.data import mini_tasks, require_data_dir, resolve_data_dir
 from hallubench.harness.dataset_source import dataset_source
 from hallubench.harness.environment import environment
@@ -252,7 +253,7 @@ def run(options: RunOptions) -> Results | None:
         why = f"was interrupted ({err.args[0] if err.args else 'SIGINT'})"
         if accelerator.is_main_process:
             run_state.mark_stopped(options.output_dir, why)
-        raise RunInterrupted(_kept(options.output_dir, why)) from None
+        raise RunInterrupted(_kept(options.output_dir, why, resume_line(options))) from None
     except BaseException as err:
         if accelerator.is_main_process:
             run_state.mark_stopped(options.output_dir, f"failed ({type(err).__name__}: {redact(str(err))[:200]})")
@@ -271,12 +272,15 @@ def _terminate(signum, frame) -> None:
     raise KeyboardInterrupt("SIGTERM")  # stops the run the way Ctrl-C does: the mark says so, what is done is kept
 
 
-def _kept(run_dir: Path, why: str) -> str:
+def resume_line(options: RunOptions) -> str:
+    """The command line that runs `options` again (credentials masked), which resumes its run folder."""
+    return command_line(run_argv(_options_dict(options)))
+
+
+def _kept(run_dir: Path, why: str, command: str) -> str:
     """One line for a stopped run: what the folder keeps and the command that resumes it."""
-    state = run_state.unfinished(run_dir) or {}
     kept = len(store.read_store(run_dir).finished()) if run_dir.is_dir() else 0
-    command = state.get("command") or "the same command"
-    return (f"the run {why}; {kept} finished samples are kept in {run_dir}. Resume with the same command: {command}")
+    return f"the run {why}; {kept} finished samples are kept in {run_dir}. Resume with the same command: {command}"
 
 
 def _lock_run_folder(accelerator, run_dir: Path) -> folder_lock.FolderLock | folder_lock.RankLock:
@@ -340,7 +344,7 @@ def _run_locked(options: RunOptions, accelerator, tasks: list[Task], started: st
         state = run_state.unfinished(run_dir)
         if state and state.get("stopped"):
             print(f"hallubench: resuming {run_dir}: its last run {state['stopped']}", file=sys.stderr)
-        run_state.mark_unfinished(run_dir)  # until results.json is written: readers refuse the folder meanwhile
+        run_state.mark_unfinished(run_dir, resume_line(options))  # until results.json is written: readers refuse the folder meanwhile
     journal = StepJournal(run_dir, accelerator.process_index)
     accelerator.wait_for_everyone()  # everyone has read the folder before any writer trims a torn tail
     # Whole batches are dealt out, so a batch holds the same samples whatever the process count.
@@ -374,13 +378,13 @@ def _run_locked(options: RunOptions, accelerator, tasks: list[Task], started: st
     accelerator.wait_for_everyone()
     results = None
     if accelerator.is_main_process:
-        if any(task.program for task in tasks):
-            store.merge(run_dir, store.STEPS)
+        steps = store.merge(run_dir, store.STEPS).records if any(task.program for task in tasks) else {}
         contents = store.merge(run_dir)
         lost = [item.key for item in items if item.key not in contents.records]
         if lost:
             raise RuntimeError(f"{len(lost)} planned samples are missing from {run_dir} after the run: {lost[:5]}")
         records = [contents.records[item.key] for item in items]
+        scored_from = digest.scored_digests(records, steps)  # as on disk, before scoring reads them
         generated = sum(entry["generated"] for entry in done)
         run_info = RunInfo(options=_options_dict(options), num_processes=accelerator.num_processes,
                            torch_threads=torch.get_num_threads(),
@@ -389,7 +393,8 @@ def _run_locked(options: RunOptions, accelerator, tasks: list[Task], started: st
                            samples_per_s=round(generated / generation_s, 4) if generated else None,
                            torn_lines=sorted(set(initial.torn + contents.torn)),
                            mini_data=mini_tasks(data_dir, tasks),
-                           auto_batch_sizes=[entry["batch_size"] for entry in done] if options.batch_size == AUTO else [])
+                           auto_batch_sizes=[entry["batch_size"] for entry in done] if options.batch_size == AUTO else [],
+                           records_digest=scored_from)
         results = Results(tasks=score(tasks, records, totals, {task.name: options.task_args for task in tasks}),
                           run=run_info, environment=environment(),
                           model=ModelInfo(name=options.model, args=_options_dict(options)["model_args"],

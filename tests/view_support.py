@@ -5,6 +5,7 @@ import json
 from pathlib import Path
 
 from hallubench.cli.main import main
+from hallubench.harness.digest import scored_digests
 
 TASK = "avhallubench_visual"
 RED = "A red square moves to the left. A tone beeps twice a second."
@@ -23,7 +24,8 @@ def write_run(folder: Path, answer: str, samples: list[str], data_dir: Path, vid
                 "outputs": [answer], "samples": samples, "reference": "A red square slides left while a tone beeps.",
                 "media": media, "parsed": answer, "error": None} for item in ("q1", "q2")]
     (folder / "samples.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
-    results = {"run": {"options": {"data_dir": str(data_dir)}, "mini_data": [TASK] if mini else []},
+    results = {"run": {"options": {"data_dir": str(data_dir)}, "mini_data": [TASK] if mini else [],
+                       "records_digest": scored_digests(records, {})},
                "model": {"name": "hf"},
                "tasks": {TASK: {"metric": None, "scored_by": "crosscheck", "metrics": {}, "n_selected": 2,
                                 "n_errors": 0, "n_unparsed": 0, "n_scored": 2}}}
@@ -57,7 +59,9 @@ def write_cmm_run(folder: Path) -> Path:
                {"key": "4", "task": "cmm", "id": "p4", "prompt": "Is there a fox?", "outputs": [], "parsed": None,
                 "reference": "no", "error": {"type": "generation", "message": "scripted failure"}}]
     (folder / "samples.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
-    (folder / "results.json").write_text(json.dumps({"run": {"options": {}}, "model": {"name": "hf"}, "tasks": {"cmm": {
+    digests = scored_digests(records, {})
+    (folder / "results.json").write_text(json.dumps({"run": {"options": {}, "records_digest": digests},
+                                                     "model": {"name": "hf"}, "tasks": {"cmm": {
         "metric": "pa_hr", "metrics": {"pa": 0.5, "pa_stderr": 0.25}, "n_selected": 4, "n_errors": 1,
         "n_unparsed": 1, "n_scored": 2}}}))
     return folder
