@@ -83,6 +83,8 @@ class RunFolder:
     records: dict[str, dict[str, Any]] = field(default_factory=dict)
     results: dict[str, Any] | None = None
     steps: dict[str, dict[str, Any]] = field(default_factory=dict)  # steps.jsonl's records by key (multi-step tasks)
+    torn: list[str] = field(default_factory=list)  # files whose torn last line was left out
+    dropped: list[str] = field(default_factory=list)  # for each: the file and the sample that line was
 
 
 def check_finished(folder: Path) -> None:
@@ -215,7 +217,7 @@ def read_run_folder(folder: Path, purpose: str, *, results_must_match: bool = Tr
         check_one_setting(folder, contents.records, results if results_must_match else None)
         if results_must_match and results is not None and not _samples_elsewhere(contents.records, results):
             check_derived(folder, results, contents.records, steps)
-        yield RunFolder(folder, contents.records, results, steps)
+        yield RunFolder(folder, contents.records, results, steps, contents.torn, contents.dropped)
 
 
 def _samples_elsewhere(records: dict[str, dict[str, Any]], results: dict[str, Any]) -> bool:

@@ -43,6 +43,7 @@ from hallubench.errors import ConfigError, MixedRunFolderError, RunInterrupted
 from hallubench.harness.plot import PLOT, plot_results
 from hallubench.harness.plan import WorkItem, check_probes, check_task_args, plan, read_rows, task_arguments
 from hallubench.harness.prefetch import BackgroundWrites, prefetched
+from hallubench.harness.rebuilt import reconcile
 from hallubench.harness.probes_plot import PROBES_PLOT, plot_probes
 from hallubench.harness.program import StepJournal, check_steps_accept, role_models, run_program_batch
 from hallubench.harness.results_schema import ModelInfo, Results, RunInfo
@@ -331,7 +332,7 @@ def _run_locked(options: RunOptions, accelerator, tasks: list[Task], started: st
     run_dir = options.output_dir
     initial = store.read_store(run_dir) if run_dir.exists() else store.StoreContents()
     if initial.torn and accelerator.is_main_process:
-        print(f"hallubench: skipped a torn last line (interrupted write) in {', '.join(initial.torn)}; "
+        print(f"hallubench: skipped a torn last line (interrupted write) in {'; '.join(initial.dropped)}; "
               "that sample runs again")
     check_one_model(run_dir, initial, model)
     stale = superseded(initial, items)
@@ -339,7 +340,9 @@ def _run_locked(options: RunOptions, accelerator, tasks: list[Task], started: st
         print(f"hallubench: warning: {run_dir} already holds {len(stale)} of these samples made with other "
               "settings (model, generation, media options, seed or prompt); they stay beside the new ones, but "
               "`--from-outputs`, `hallubench rank` and `publish` need one setting per folder: use a new --output-dir")
-    finished = initial.finished()
+    # A dataset rebuilt since: stored answers are scored with the rows read now, or made again (harness/rebuilt.py).
+    rebuilt = reconcile(items, initial.records, initial.finished())
+    finished = initial.finished() - set(rebuilt.regenerate)
     if accelerator.is_main_process:
         state = run_state.unfinished(run_dir)
         if state and state.get("stopped"):
@@ -347,6 +350,10 @@ def _run_locked(options: RunOptions, accelerator, tasks: list[Task], started: st
         run_state.mark_unfinished(run_dir, resume_line(options))  # until results.json is written: readers refuse the folder meanwhile
     journal = StepJournal(run_dir, accelerator.process_index)
     accelerator.wait_for_everyone()  # everyone has read the folder before any writer trims a torn tail
+    if accelerator.is_main_process and (summary := rebuilt.summary(run_dir)):
+        store.merge(run_dir, replace=rebuilt.replacements())  # before any writer opens its rank file
+        print(f"hallubench: {summary}", file=sys.stderr)
+    accelerator.wait_for_everyone()
     # Whole batches are dealt out, so a batch holds the same samples whatever the process count.
     batch = AUTO_MAX_BATCH if options.batch_size == AUTO else options.batch_size  # auto: the adapter splits them
     batches = list(_batches([item for item in items if item.key not in finished], batch))

@@ -18,7 +18,7 @@ from hallubench.harness.results_schema import Results, RunInfo
 from hallubench.harness.runner import _options_dict, resume_line
 from hallubench.publish.dataset_card import reproduce_command
 
-from conftest import API_KEY, openai_run_argv
+from conftest import openai_run_argv
 
 # One value other than the default for each option, in the form a user gives it (RunOptions normalises it).
 EXAMPLES = {
@@ -104,11 +104,9 @@ def test_a_published_card_of_an_answer_probs_run_reproduces_it(tmp_path):
 
 
 def test_a_stopped_run_names_a_command_that_parses_to_its_own_options(server, data_dir, tmp_path, capfd,
-                                                                       monkeypatch):
+                                                                       monkeypatch, offline):
     """Ctrl-C during generation: the printed resume hint and the unfinished mark's command both parse back to the
     run's options, whichever spelling the user typed (lm-eval's --output_path here); never a placeholder."""
-    monkeypatch.setenv("HB_RELIABILITY_KEY", API_KEY)
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     out = tmp_path / "run dir"
     argv = openai_run_argv(server, data_dir, out, "--answer-probs", "--seed", "5")
     argv[argv.index("--output-dir")] = "--output_path"
