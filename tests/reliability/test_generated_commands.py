@@ -123,3 +123,14 @@ def test_a_stopped_run_names_a_command_that_parses_to_its_own_options(server, da
     assert options_of(hint) == wanted
     mark = json.loads((out / run_state.UNFINISHED).read_text())
     assert options_of(mark["command"]) == wanted
+
+
+def test_the_build_hint_for_a_missing_dataset_parses_to_that_folder(tmp_path, capfd):
+    data = tmp_path / "my data; echo hi"
+    data.mkdir()
+    assert main(["run", "--model", "hf", "--model-args", "pretrained=org/m", "--tasks", "cmm", "--data-dir", str(data),
+                 "--output-dir", str(tmp_path / "run")]) == 2
+    err = capfd.readouterr().err
+    line = err.split("run `", 1)[1].split("`", 1)[0]
+    args = parsed(line, "build")
+    assert (args.benchmark, args.out) == ("cmm", data / "cmm")
