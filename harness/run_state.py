@@ -7,9 +7,10 @@ resumes and removes it.
 
 `read_run_folder(folder, purpose)` is what `publish`, `rank`, `run --from-outputs` and the viewer read a run
 folder through. It holds the folder's lock while they read (a writer at work, or one killed half-way, is refused,
-naming it), refuses an unfinished folder naming the command that finishes it, and refuses a folder whose records
+naming it), refuses an unfinished folder naming the command that finishes it, refuses a folder whose records
 mix settings (two models, two settings of one sample, a results.json scored on other samples than the folder
-holds), naming the two settings and what to do.
+holds), naming the two settings and what to do, and refuses a results.json that was not computed from exactly the
+records beside it (its `run.records_digest`, harness/digest.py), naming both files and `run --from-outputs`.
 """
 from __future__ import annotations
 
