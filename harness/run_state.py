@@ -34,7 +34,7 @@ UNFINISHED = ".hallubench-unfinished.json"
 RESULTS = "results.json"
 # What a run folder is read for (folder_lock purposes): tests/reliability/test_derived_results.py runs a command of
 # each, so a reader added under a new purpose must be added there.
-PURPOSES = ("publish", "rank (reading)", "re-score (reading)", "view")
+PURPOSES = ("publish", "rank (reading)", "re-score (reading)", "view", "verify")
 # Record fields that show how two records of one sample differ (the rest of a setting is hashed in the key).
 SETTINGS = ("model", "model_fingerprint", "generation", "sample_generation", "seed", "prompt", "media")
 

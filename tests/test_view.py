@@ -104,8 +104,24 @@ def test_run_page_shows_every_sample_and_marks_unreadable_ones(tmp_path):
     page = (index.parent / "runs" / "0.html").read_text()
     assert page.count('class="sample status-ok"') == 2
     assert page.count('class="sample status-unreadable"') == 1 and page.count('class="sample status-error"') == 1
-    assert page.count("✔ yes") == 1 and page.count("✘ no") == 1
+    assert page.count("✔ correct") == 1 and page.count("✘ wrong") == 1 and page.count("✘ unreadable") == 1
     assert "± 0.2500" in page and "scripted failure" in page and "unreadable outputs and errors (2)" in page
+
+
+def test_run_page_marks_come_from_the_verdicts_not_the_strict_parser(tmp_path):
+    """A sample the strict parser reads as its reference but the headline's rule counted wrong (CMM's "There is no
+    dog." under "begins with yes/no") is marked wrong, as the score counted it."""
+    run = write_cmm_run(tmp_path / "run")
+    results = json.loads((run / "results.json").read_text())
+    results["tasks"]["cmm"]["verdicts"]["p1"] = {"verdict": "wrong", "reading": None}
+    (run / "results.json").write_text(json.dumps(results))
+    ranking = tmp_path / "ranking"
+    ranking.mkdir()
+    (ranking / "crosscheck.json").write_text(json.dumps({"boards": {}, "judge": {}, "config": {}, "runs": {}}))
+    (ranking / "sentences.jsonl").write_text("")
+    page = (build_site(ranking, [run], tmp_path / "site").parent / "runs" / "0.html").read_text()
+    assert "✔" not in page and page.count("✘ wrong") == 2
+    assert "strict parser&#39;s reading" in page or "strict parser's reading" in page
 
 
 def test_an_unfinished_or_mixed_run_folder_is_refused(tmp_path, capsys):

@@ -63,5 +63,7 @@ def write_cmm_run(folder: Path) -> Path:
     (folder / "results.json").write_text(json.dumps({"run": {"options": {}, "records_digest": digests},
                                                      "model": {"name": "hf"}, "tasks": {"cmm": {
         "metric": "pa_hr", "metrics": {"pa": 0.5, "pa_stderr": 0.25}, "n_selected": 4, "n_errors": 1,
-        "n_unparsed": 1, "n_scored": 2}}}))
+        "n_unparsed": 1, "n_scored": 2, "verdicts": {
+            "p1": {"verdict": "correct", "reading": "yes"}, "p2": {"verdict": "wrong", "reading": "no"},
+            "p3": {"verdict": "unreadable", "reading": None}, "p4": {"verdict": "error", "reading": None}}}}}))
     return folder

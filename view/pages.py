@@ -146,17 +146,6 @@ def search_entries(ranking: RankingFolder, items: dict[str, dict[str, dict]]) ->
     return out
 
 
-def _matches(parsed: Any, reference: Any) -> bool | None:
-    """Whether a parsed answer equals the reference, when both are single values (yes/no, a letter, a number);
-    None when either is structured (the task's metric decides those) or missing."""
-    scalar = (str, bool, int, float)
-    if parsed is None or not isinstance(parsed, scalar) or not isinstance(reference, scalar):
-        return None
-    if isinstance(parsed, str) and isinstance(reference, str):
-        return parsed.strip().lower() == reference.strip().lower()
-    return parsed == reference
-
-
 def _media_used(media: dict[str, Any] | None) -> list[str]:
     out = []
     for kind, seen in (media or {}).items():
@@ -173,17 +162,20 @@ def _media_used(media: dict[str, Any] | None) -> list[str]:
     return out
 
 
-def _sample(record: dict[str, Any], scored: bool) -> dict[str, Any]:
-    """One sample's row; `scored`: its task has a metric of its own (a description scored across runs has no
-    right answer to match)."""
+def _sample(record: dict[str, Any], verdict: dict[str, Any] | None) -> dict[str, Any]:
+    """One sample's row; `verdict`: how its task's headline counted it (results.json `verdicts`), None where the
+    metric gives none (a description scored across runs has no right answer to match). The record's `parsed` is
+    the strict parser's reading, shown as such, never a mark."""
     error = record.get("error")
     outputs = record.get("outputs") or []
     parsed = record.get("parsed")
-    status = "error" if error is not None else "unreadable" if parsed is None else "ok"
+    unread = parsed is None if verdict is None else verdict["reading"] is None
+    status = "error" if error is not None else "unreadable" if unread else "ok"
+    counted = (verdict or {}).get("verdict")
     return {"task": record["task"], "id": str(record["id"]), "prompt": record.get("prompt") or "",
             "media": _media_used(record.get("media")), "output": outputs[0] if outputs else "",
             "error": error, "parsed": parsed, "reference": record.get("reference"), "status": status,
-            "correct": _matches(parsed, record.get("reference")) if status == "ok" and scored else None}
+            "verdict": counted, "correct": {"correct": True, "wrong": False, "unreadable": False}.get(counted)}
 
 
 def run_context(run: RunFolder) -> dict[str, Any]:
@@ -197,8 +189,8 @@ def run_context(run: RunFolder) -> dict[str, Any]:
             "scored_by": result.get("scored_by"),
             "metrics": [(m, v, metrics.get(f"{m}_stderr")) for m, v in metrics.items() if not m.endswith("_stderr")],
         })
-    scored = {name for name, result in tasks.items() if result.get("metric")}
-    samples = [_sample(record, record["task"] in scored) for record in run.records]
+    verdicts = {name: result.get("verdicts") or {} for name, result in tasks.items()}
+    samples = [_sample(record, verdicts.get(record["task"], {}).get(str(record["id"]))) for record in run.records]
     model = (run.results.get("model") or {}).get("name") if run.results else None
     return {"title": f"run {run.folder.name}", "run": run.folder.name, "model": model, "summaries": summaries,
             "samples": samples, "tasks": sorted({s["task"] for s in samples}),

@@ -45,6 +45,7 @@ READERS = {
     "publish": lambda out, tmp: ["publish", str(out), "--repo", "me/x", "--allow-mini-data"],
     "rank (reading)": lambda out, tmp: ["rank", str(out), f"other={out}", "--output-dir", str(tmp / "ranking")],
     "view": lambda out, tmp: ["view", str(_empty_ranking(tmp)), str(out), "--out", str(tmp / "site")],
+    "verify": lambda out, tmp: ["verify", str(out)],
 }
 RESCORE = "re-score (reading)"
 
