@@ -211,3 +211,8 @@ class MissingMediaError(MediaError):
 class MediumRemovedError(MediaError):
     """`--modality` removes a medium the row is asked about: the row is left out of the scores and counted
     (`n_without_media`), never asked without it."""
+
+
+class StaleResultsError(MixedRunFolderError):
+    """A results.json that was not computed from the records beside it (edited or rewritten since it was scored);
+    the message names both files and the command that scores the records again."""

@@ -21,6 +21,7 @@ from typing import Any
 
 from hallubench.benchmarks.task import Task
 from hallubench.errors import ConfigError, DatasetRowError, StaleRowsError  # noqa: F401  (importable from here)
+from hallubench.harness.command import command_line
 
 COMPLETE = ".complete"
 MINI = "mini"
@@ -139,7 +140,7 @@ def dataset_dir(data_dir: Path, task: Task, given: str | None = None) -> Path:
             f"pass --data-dir with the Hub repo of a built {task.benchmark} dataset.")
     raise ConfigError(
         f"no built {task.benchmark!r} dataset at {folder} (task {task.name!r}); run "
-        f"`hallubench build {task.benchmark} --output-dir {folder}` or pass --data-dir with built datasets")
+        f"`{command_line(['build', task.benchmark, '--output-dir', str(folder)])}` or pass --data-dir with built datasets")
 
 
 def data_files(folder: Path, task: Task) -> list[Path]:

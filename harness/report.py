@@ -71,7 +71,9 @@ def subset_notice(results: Results) -> str | None:
     if not subsets:
         return None
     limit = results.run.options.get("limit")
-    return (f"SUBSET (--limit {limit}): {', '.join(subsets)} samples: not the benchmark's score")
+    why = [f"--limit {limit}"] * (limit is not None) + ["a torn last line dropped"] * bool(results.run.torn_lines)
+    return (f"SUBSET ({'; '.join(why) or 'samples missing from the run folder'}): {', '.join(subsets)} samples: not "
+            "the benchmark's score")
 
 
 def table(results: Results) -> str:

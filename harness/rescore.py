@@ -2,11 +2,12 @@
 from __future__ import annotations
 
 import json
+import sys
 import time
 from contextlib import nullcontext
 from pathlib import Path
 
-from hallubench.harness import folder_lock, run_state
+from hallubench.harness import digest, folder_lock, run_state
 from hallubench.harness.environment import environment
 from hallubench.harness.results_schema import ModelInfo, Results, RunInfo
 from hallubench.errors import RunFolderNotFoundError
@@ -27,13 +28,16 @@ def rescore(run_dir: Path, output_dir: Path | None = None) -> Results:
     # results.json may be scored on other samples than the folder now holds: scoring them all again is the fix.
     with run_state.read_run_folder(run_dir, "re-score (reading)", results_must_match=False) as folder, \
             folder_lock.hold(target, "re-score") if separate else nullcontext():
-        results = _rescore(run_dir, folder.records)
+        for dropped in folder.dropped:  # scored without it: say which sample that is, and why
+            print(f"hallubench: --from-outputs: dropped the torn last line (an interrupted write) of {dropped}; it "
+                  f"is not scored: rerun the command that made {run_dir} to make it again", file=sys.stderr)
+        results = _rescore(run_dir, folder)
         write_results(results, target)
     return results
 
 
-def _rescore(run_dir: Path, records_by_key: dict[str, dict]) -> Results:
-    t0, started = time.perf_counter(), utc_now()
+def _rescore(run_dir: Path, folder: run_state.RunFolder) -> Results:
+    t0, started, records_by_key = time.perf_counter(), utc_now(), folder.records
     if not records_by_key:
         raise RunFolderNotFoundError(f"--from-outputs: {run_dir} holds no sample records (samples*.jsonl)")
     old_path = run_dir / RESULTS
@@ -45,11 +49,12 @@ def _rescore(run_dir: Path, records_by_key: dict[str, dict]) -> Results:
     records = [parsed for r in records_by_key.values() for parsed in parse_records(by_name[r["task"]], [r])]
     totals = {t.name: old.tasks[t.name].n_total if old and t.name in old.tasks
               else sum(r["task"] == t.name for r in records) for t in tasks}
+    scored_from = digest.scored_digests(records_by_key.values(), folder.steps)
     first = records[0]
     model = old.model if old else ModelInfo(name=first["model"], fingerprint=first["model_fingerprint"])
     run_info = RunInfo(options=old.run.options if old else {}, from_outputs=str(run_dir), started=started,
-                       finished=utc_now(), duration_s=round(time.perf_counter() - t0, 3), torn_lines=[],
-                       mini_data=old.run.mini_data if old else [])
+                       finished=utc_now(), duration_s=round(time.perf_counter() - t0, 3), torn_lines=folder.torn,
+                       mini_data=old.run.mini_data if old else [], records_digest=scored_from)
     task_args = {t.name: old.tasks[t.name].task_args for t in tasks if old and t.name in old.tasks}
     results = Results(tasks=score(tasks, records, totals, task_args), model=model, run=run_info,
                       environment=environment())

@@ -27,7 +27,9 @@ Layout (all keys always present; lm-eval's `results` / `config` / `n-samples` sp
 - `run`: options that shaped the run, process count and torch threads per process (CPU outputs are
   bit-identical across process counts only at equal threads per process), timings and throughput, and
   `mini_data`: the tasks evaluated on the embedded synthetic mini benchmarks (not a measurement);
-  `auto_batch_sizes`: with `--batch-size auto`, the batch size each process's adapter settled on.
+  `auto_batch_sizes`: with `--batch-size auto`, the batch size each process's adapter settled on;
+  `records_digest`: task -> {"samples": digest, "steps": digest} of exactly the records the scores were computed
+  from (harness/digest.py), which every reader of the folder checks against what it holds (harness/run_state.py).
 - `environment`: package versions, git hash, python version.
 results.json also carries lm-eval's keys (`results`, `versions`, `n-shot`, `higher_is_better`, `n-samples`,
 `config`: harness/lm_eval_block.py), written from these and not read back.
@@ -101,6 +103,7 @@ class RunInfo:
     torn_lines: list[str] = field(default_factory=list)
     mini_data: list[str] = field(default_factory=list)
     auto_batch_sizes: list[int | None] = field(default_factory=list)
+    records_digest: dict[str, dict[str, str]] = field(default_factory=dict)
 
 
 @dataclass

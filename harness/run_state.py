@@ -7,9 +7,10 @@ resumes and removes it.
 
 `read_run_folder(folder, purpose)` is what `publish`, `rank`, `run --from-outputs` and the viewer read a run
 folder through. It holds the folder's lock while they read (a writer at work, or one killed half-way, is refused,
-naming it), refuses an unfinished folder naming the command that finishes it, and refuses a folder whose records
+naming it), refuses an unfinished folder naming the command that finishes it, refuses a folder whose records
 mix settings (two models, two settings of one sample, a results.json scored on other samples than the folder
-holds), naming the two settings and what to do.
+holds), naming the two settings and what to do, and refuses a results.json that was not computed from exactly the
+records beside it (its `run.records_digest`, harness/digest.py), naming both files and `run --from-outputs`.
 """
 from __future__ import annotations
 
@@ -17,8 +18,6 @@ import functools
 import inspect
 import json
 import os
-import shlex
-import sys
 from collections import Counter
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -26,29 +25,24 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from hallubench.errors import MixedRunFolderError, UnfinishedRunError
-from hallubench.harness import folder_lock, store
+from hallubench.errors import MixedRunFolderError, StaleResultsError, UnfinishedRunError
+from hallubench.harness import digest, folder_lock, store
+from hallubench.harness.command import rescore_hint
 from hallubench.harness.atomic import write_bytes_atomically
-from hallubench.models.redact import redact
 
 UNFINISHED = ".hallubench-unfinished.json"
 RESULTS = "results.json"
-# The commands whose argv, given again, resume a run folder.
-RESUMING_COMMANDS = ("run", "crosscheck", "demo")
+# What a run folder is read for (folder_lock purposes): tests/reliability/test_derived_results.py runs a command of
+# each, so a reader added under a new purpose must be added there.
+PURPOSES = ("publish", "rank (reading)", "re-score (reading)", "view", "verify")
 # Record fields that show how two records of one sample differ (the rest of a setting is hashed in the key).
 SETTINGS = ("model", "model_fingerprint", "generation", "sample_generation", "seed", "prompt", "media")
 
 
-def resume_command(folder: Path) -> str:
-    """The command line that wrote this process's run folder, credentials masked, as a user would type it again."""
-    if sys.argv[1:2] and sys.argv[1] in RESUMING_COMMANDS:
-        return redact(shlex.join(["hallubench", *sys.argv[1:]]))
-    return f"the `hallubench run --output-dir {folder} ...` that wrote it, with the same options"
-
-
-def mark_unfinished(folder: Path) -> None:
-    """Say that a run works on `folder` (before it writes anything there)."""
-    state = {"command": resume_command(folder), "started": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+def mark_unfinished(folder: Path, command: str | None = None) -> None:
+    """Say that a run works on `folder` (before it writes anything there); `command` is the command line that
+    finishes it (harness/command.py renders it from the run's options)."""
+    state = {"command": command, "started": datetime.now(timezone.utc).isoformat(timespec="seconds"),
              "pid": os.getpid(), "stopped": None}
     write_bytes_atomically(Path(folder) / UNFINISHED, json.dumps(state).encode())
 
@@ -89,6 +83,9 @@ class RunFolder:
     folder: Path
     records: dict[str, dict[str, Any]] = field(default_factory=dict)
     results: dict[str, Any] | None = None
+    steps: dict[str, dict[str, Any]] = field(default_factory=dict)  # steps.jsonl's records by key (multi-step tasks)
+    torn: list[str] = field(default_factory=list)  # files whose torn last line was left out
+    dropped: list[str] = field(default_factory=list)  # for each: the file and the sample that line was
 
 
 def check_finished(folder: Path) -> None:
@@ -150,7 +147,7 @@ def check_one_setting(folder: Path, records: dict[str, dict[str, Any]], results:
         other = next(iter(by_model.values()))
         raise MixedRunFolderError(
             f"{folder}: results.json scores model fingerprint {fingerprint}, but the samples are of {other.get('model')} "
-            f"(fingerprint {other['model_fingerprint']}); score them again with `hallubench run --from-outputs {folder}`")
+            f"(fingerprint {other['model_fingerprint']}); score them again with {rescore_hint(folder)}")
     held = Counter(record["task"] for record in records.values())
     scored = {name: (task or {}).get("n_selected", 0) for name, task in (results.get("tasks") or {}).items()}
     limit = ((results.get("run") or {}).get("options") or {}).get("limit")
@@ -159,8 +156,31 @@ def check_one_setting(folder: Path, records: dict[str, dict[str, Any]], results:
             raise MixedRunFolderError(
                 f"{folder}: results.json scores task {task!r} on {scored.get(task, 0)} samples (--limit {limit}), but "
                 f"the folder holds {held.get(task, 0)} records of it (runs with another --limit or other tasks wrote "
-                f"here). Score what it holds with `hallubench run --from-outputs {folder}`, or run the setting you "
+                f"here). Score what it holds with {rescore_hint(folder)}, or run the setting you "
                 "want into a new --output-dir")
+
+
+def check_derived(folder: Path, results: dict[str, Any], records: dict[str, dict[str, Any]],
+                  steps: dict[str, dict[str, Any]], source: Path | None = None) -> None:
+    """StaleResultsError unless results.json (in `folder`) was computed from exactly these records: those of
+    `source` (default `folder`), by the digests it recorded (harness/digest.py)."""
+    source = Path(source or folder)
+    recorded = (results.get("run") or {}).get("records_digest")
+    fix = f"Score what {source} holds with {rescore_hint(source)}, then try again"
+    if not isinstance(recorded, dict) or not recorded and records:
+        raise StaleResultsError(
+            f"{folder / RESULTS} records no digest of the samples it scored (written by hand or by an older "
+            f"hallubench), so nothing ties its scores to {source / store.MERGED}. {fix}")
+    held = digest.scored_digests(records.values(), steps)
+    for task in sorted(set(recorded) | set(held)):
+        mine, theirs = held.get(task, {}), recorded.get(task) or {}
+        for kind in (digest.SAMPLES, digest.STEPS):
+            if mine.get(kind) != theirs.get(kind):
+                count = sum(record["task"] == task for record in records.values())
+                raise StaleResultsError(
+                    f"{folder / RESULTS} was not computed from what {source / (kind + '.jsonl')} holds now: task "
+                    f"{task!r}'s {count} records there differ from those it scored (edited, or written by another "
+                    f"run since). Its scores do not describe these samples. {fix}")
 
 
 def _read_results(folder: Path) -> dict[str, Any] | None:
@@ -171,9 +191,9 @@ def _read_results(folder: Path) -> dict[str, Any] | None:
         results = json.loads(path.read_bytes())
     except ValueError as err:
         raise UnfinishedRunError(f"{path} cannot be read ({err}); write it anew by running the command that made "
-                                 f"the folder again (it resumes), or `hallubench run --from-outputs {folder}`") from None
+                                 f"the folder again (it resumes), or {rescore_hint(folder)}") from None
     if not isinstance(results, dict):
-        raise UnfinishedRunError(f"{path} is not a results object; run `hallubench run --from-outputs {folder}`")
+        raise UnfinishedRunError(f"{path} is not a results object; run {rescore_hint(folder)}")
     return results
 
 
@@ -183,15 +203,27 @@ def read_run_folder(folder: Path, purpose: str, *, results_must_match: bool = Tr
 
     FolderBusy when a writer holds it or was killed half-way; UnfinishedRunError when its last run stopped early
     (naming the command that finishes it); MixedRunFolderError when its records mix models or settings, or (with
-    `results_must_match`) its results.json scored other samples than it holds. The caller refuses a folder that
-    lacks what it needs (records, results.json) with its own message."""
+    `results_must_match`) its results.json scored other samples than it holds; StaleResultsError (with
+    `results_must_match`) when results.json was not computed from exactly the records it holds (check_derived).
+    The caller refuses a folder that lacks what it needs (records, results.json) with its own message; a folder
+    written by `--from-outputs SRC --output-dir DIR` holds no records, and its reader checks it against SRC's."""
+    if purpose not in PURPOSES:
+        raise ValueError(f"read_run_folder: purpose {purpose!r} is not one of {PURPOSES}")
     folder = Path(folder)
     with folder_lock.reading(folder, purpose, store.MERGED, RESULTS, UNFINISHED):
         check_finished(folder)
         contents = store.read_store(folder)
+        steps = store.read_store(folder, store.STEPS).records
         results = _read_results(folder)
         check_one_setting(folder, contents.records, results if results_must_match else None)
-        yield RunFolder(folder, contents.records, results)
+        if results_must_match and results is not None and not _samples_elsewhere(contents.records, results):
+            check_derived(folder, results, contents.records, steps)
+        yield RunFolder(folder, contents.records, results, steps, contents.torn, contents.dropped)
+
+
+def _samples_elsewhere(records: dict[str, dict[str, Any]], results: dict[str, Any]) -> bool:
+    """Whether results.json scored the records of another folder (`--from-outputs SRC --output-dir DIR`)."""
+    return not records and bool((results.get("run") or {}).get("from_outputs"))
 
 
 def reads_run_folder(purpose: str, argument: str) -> Callable:

@@ -28,8 +28,9 @@ from pathlib import Path
 from typing import Any
 
 from hallubench.benchmarks import Task, get_task
-from hallubench.harness import folder_lock, run_state, store
+from hallubench.harness import digest, folder_lock, run_state, store
 from hallubench.harness.atomic import write_atomically
+from hallubench.harness.command import command_line, run_argv
 from hallubench.harness.data import mini_tasks, require_data_dir, resolve_data_dir
 from hallubench.harness.dataset_source import dataset_source
 from hallubench.harness.environment import environment
@@ -43,6 +44,7 @@ from hallubench.errors import ConfigError, MixedRunFolderError, RunInterrupted
 from hallubench.harness.plot import PLOT, plot_results
 from hallubench.harness.plan import WorkItem, check_probes, check_task_args, plan, read_rows, task_arguments
 from hallubench.harness.prefetch import BackgroundWrites, prefetched
+from hallubench.harness.rebuilt import reconcile
 from hallubench.harness.probes_plot import PROBES_PLOT, plot_probes
 from hallubench.harness.program import StepJournal, check_steps_accept, role_models, run_program_batch
 from hallubench.harness.results_schema import ModelInfo, Results, RunInfo
@@ -263,7 +265,7 @@ def run(options: RunOptions) -> Results | None:
         why = f"was interrupted ({err.args[0] if err.args else 'SIGINT'})"
         if accelerator.is_main_process:
             run_state.mark_stopped(options.output_dir, why)
-        raise RunInterrupted(_kept(options.output_dir, why)) from None
+        raise RunInterrupted(_kept(options.output_dir, why, resume_line(options))) from None
     except BaseException as err:
         if accelerator.is_main_process:
             run_state.mark_stopped(options.output_dir, f"failed ({type(err).__name__}: {redact(str(err))[:200]})")
@@ -282,13 +284,15 @@ def _terminate(signum, frame) -> None:
     raise KeyboardInterrupt("SIGTERM")  # stops the run the way Ctrl-C does: the mark says so, what is done is kept
 
 
-def _kept(run_dir: Path, why: str) -> str:
+def resume_line(options: RunOptions) -> str:
+    """The command line that runs `options` again (credentials masked), which resumes its run folder."""
+    return command_line(run_argv(_options_dict(options)))
+
+
+def _kept(run_dir: Path, why: str, command: str) -> str:
     """One line for a stopped run: what the folder keeps and the command that resumes it."""
-    state = run_state.unfinished(run_dir) or {}
     kept = len(store.read_store(run_dir).finished()) if run_dir.is_dir() else 0
-    command = state.get("command")
-    resume = f"Resume with the same command: {command}" if command else "Resume with the same command"
-    return f"the run {why}; {kept} finished samples are kept in {run_dir}. {resume}"
+    return f"the run {why}; {kept} finished samples are kept in {run_dir}. Resume with the same command: {command}"
 
 
 def _lock_run_folder(accelerator, run_dir: Path) -> folder_lock.FolderLock | folder_lock.RankLock:
@@ -339,7 +343,7 @@ def _run_locked(options: RunOptions, accelerator, tasks: list[Task], started: st
     run_dir = options.output_dir
     initial = store.read_store(run_dir) if run_dir.exists() else store.StoreContents()
     if initial.torn and accelerator.is_main_process:
-        print(f"hallubench: skipped a torn last line (interrupted write) in {', '.join(initial.torn)}; "
+        print(f"hallubench: skipped a torn last line (interrupted write) in {'; '.join(initial.dropped)}; "
               "that sample runs again")
     check_one_model(run_dir, initial, model)
     stale = superseded(initial, items)
@@ -347,14 +351,20 @@ def _run_locked(options: RunOptions, accelerator, tasks: list[Task], started: st
         print(f"hallubench: warning: {run_dir} already holds {len(stale)} of these samples made with other "
               "settings (model, generation, media options, seed or prompt); they stay beside the new ones, but "
               "`--from-outputs`, `hallubench rank` and `publish` need one setting per folder: use a new --output-dir")
-    finished = initial.finished()
+    # A dataset rebuilt since: stored answers are scored with the rows read now, or made again (harness/rebuilt.py).
+    rebuilt = reconcile(items, initial.records, initial.finished())
+    finished = initial.finished() - set(rebuilt.regenerate)
     if accelerator.is_main_process:
         state = run_state.unfinished(run_dir)
         if state and state.get("stopped"):
             print(f"hallubench: resuming {run_dir}: its last run {state['stopped']}", file=sys.stderr)
-        run_state.mark_unfinished(run_dir)  # until results.json is written: readers refuse the folder meanwhile
+        run_state.mark_unfinished(run_dir, resume_line(options))  # until results.json is written: readers refuse the folder meanwhile
     journal = StepJournal(run_dir, accelerator.process_index)
     accelerator.wait_for_everyone()  # everyone has read the folder before any writer trims a torn tail
+    if accelerator.is_main_process and (summary := rebuilt.summary(run_dir)):
+        store.merge(run_dir, replace=rebuilt.replacements())  # before any writer opens its rank file
+        print(f"hallubench: {summary}", file=sys.stderr)
+    accelerator.wait_for_everyone()
     # Whole batches are dealt out, so a batch holds the same samples whatever the process count.
     batch = AUTO_MAX_BATCH if options.batch_size == AUTO else options.batch_size  # auto: the adapter splits them
     batches = list(_batches([item for item in items if item.key not in finished], batch))
@@ -386,13 +396,13 @@ def _run_locked(options: RunOptions, accelerator, tasks: list[Task], started: st
     accelerator.wait_for_everyone()
     results = None
     if accelerator.is_main_process:
-        if any(task.program for task in tasks):
-            store.merge(run_dir, store.STEPS)
+        steps = store.merge(run_dir, store.STEPS).records if any(task.program for task in tasks) else {}
         contents = store.merge(run_dir)
         lost = [item.key for item in items if item.key not in contents.records]
         if lost:
             raise RuntimeError(f"{len(lost)} planned samples are missing from {run_dir} after the run: {lost[:5]}")
         records = [contents.records[item.key] for item in items]
+        scored_from = digest.scored_digests(records, steps)  # as on disk, before scoring reads them
         generated = sum(entry["generated"] for entry in done)
         run_info = RunInfo(options=_options_dict(options), num_processes=accelerator.num_processes,
                            torch_threads=torch.get_num_threads(),
@@ -401,7 +411,8 @@ def _run_locked(options: RunOptions, accelerator, tasks: list[Task], started: st
                            samples_per_s=round(generated / generation_s, 4) if generated else None,
                            torn_lines=sorted(set(initial.torn + contents.torn)),
                            mini_data=mini_tasks(data_dir, tasks),
-                           auto_batch_sizes=[entry["batch_size"] for entry in done] if options.batch_size == AUTO else [])
+                           auto_batch_sizes=[entry["batch_size"] for entry in done] if options.batch_size == AUTO else [],
+                           records_digest=scored_from)
         results = Results(tasks=score(tasks, records, totals, {task.name: options.task_args for task in tasks}),
                           run=run_info, environment=environment(),
                           model=ModelInfo(name=options.model, args=_options_dict(options)["model_args"],

@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 from hallubench.errors import CorruptRecordError
 from hallubench.harness.atomic import write_atomically, write_error
@@ -38,6 +39,7 @@ class StoreContents:
 
     records: dict[str, dict[str, Any]] = field(default_factory=dict)
     torn: list[str] = field(default_factory=list)
+    dropped: list[str] = field(default_factory=list)  # for each torn line: its file and the sample it was (torn_record)
 
     def finished(self) -> set[str]:
         """Keys of samples that need no more work (errors are retried by a rerun)."""
@@ -63,6 +65,19 @@ def read_jsonl(path: Path) -> tuple[list[dict[str, Any]], bool]:
     return records, torn
 
 
+# The first fields of every record line (SampleRecord's order, json.dumps' separators): enough to name its sample.
+_TASK_AND_ID = re.compile(r'"task": ("(?:[^"\\]|\\.)*"), "id": ("(?:[^"\\]|\\.)*")')
+
+
+def torn_record(path: Path) -> str:
+    """What the torn last line of `path` recorded: its sample's task and id, or that they were cut off too."""
+    tail = Path(path).read_bytes().rpartition(b"\n")[2]
+    match = _TASK_AND_ID.search(tail.decode("utf-8", errors="replace"))
+    if match is None:
+        return f"{path}: an unreadable record (cut after {len(tail)} bytes, too early to tell its sample)"
+    return f"{path}: the record of task {json.loads(match.group(1))!r} item {json.loads(match.group(2))!r}"
+
+
 def _prefer(old: dict[str, Any] | None, new: dict[str, Any]) -> dict[str, Any]:
     """A success beats an error; otherwise the later record wins."""
     if old is not None and old.get("error") is None and new.get("error") is not None:
@@ -81,6 +96,7 @@ def read_store(run_dir: Path, kind: str = SAMPLES) -> StoreContents:
         records, torn = read_jsonl(path)
         if torn:
             contents.torn.append(str(path))
+            contents.dropped.append(torn_record(path))
         for record in records:
             contents.records[record["key"]] = _prefer(contents.records.get(record["key"]), record)
     return contents
@@ -132,10 +148,16 @@ def sort_key(record: dict[str, Any]) -> tuple[str, str, str]:
     return record["task"], str(record["id"]), record["key"]
 
 
-def merge(run_dir: Path, kind: str = SAMPLES) -> StoreContents:
-    """Write all records of `kind` into `<kind>.jsonl` sorted by (task, id) atomically, then drop its rank files."""
+def merge(run_dir: Path, kind: str = SAMPLES, replace: Mapping[str, dict[str, Any] | None] | None = None) -> StoreContents:
+    """Write all records of `kind` into `<kind>.jsonl` sorted by (task, id) atomically, then drop its rank files;
+    `replace` puts a record in place of the one of its key (None: drops it) in the same write."""
     run_dir = Path(run_dir)
     contents = read_store(run_dir, kind)
+    for key, record in (replace or {}).items():
+        if record is None:
+            contents.records.pop(key, None)
+        else:
+            contents.records[key] = record
 
     def write(tmp: Path) -> None:
         with open(tmp, "wb") as handle:

@@ -9,7 +9,6 @@ card lists the configs of every model folder in the repo, named `<model>--<task>
 from __future__ import annotations
 
 import re
-import shlex
 from pathlib import PurePosixPath
 from typing import Any
 from urllib.parse import quote
@@ -17,6 +16,7 @@ from urllib.parse import quote
 import yaml
 
 from hallubench.markup import escape_markdown, markdown_code
+from hallubench.harness.command import command_line, run_argv
 from hallubench.harness.results_schema import Results, TaskResult
 from hallubench.harness.report import markdown_table
 from hallubench.harness.uncertainty import STDERR
@@ -49,22 +49,9 @@ def sample_configs(paths: list[str]) -> dict[str, str]:
     return configs
 
 
-def _flag_value(value: Any) -> str:
-    if isinstance(value, dict):
-        return ",".join(f"{k}={v}" for k, v in value.items())
-    if isinstance(value, (list, tuple)):
-        return ",".join(str(v) for v in value)
-    return str(value)
-
-
 def reproduce_command(results: Results) -> str:
-    """The `hallubench run` command line rebuilt from the options recorded in results.json."""
-    words = ["hallubench", "run"]
-    for name, value in results.run.options.items():
-        if name in _LOCAL_OPTIONS or value is None or value == {} or value == []:
-            continue
-        words += [f"--{name.replace('_', '-')}", _flag_value(value)]
-    return shlex.join(words)
+    """The `hallubench run` command line rebuilt from the options recorded in results.json (harness/command.py)."""
+    return command_line(run_argv(results.run.options, omit=_LOCAL_OPTIONS))
 
 
 def is_scalar(value: Any) -> bool:

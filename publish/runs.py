@@ -47,6 +47,7 @@ from hallubench.publish.checks import (BenchmarkRepoError, check_benchmark, chec
                                        check_repo_id, check_results_folder, dataset_revision)
 from hallubench.publish.hub import DatasetRepo
 from hallubench.harness import run_state, store
+from hallubench.harness.command import rescore_hint
 from hallubench.publish.dataset_card import dataset_card, model_folder, model_label, samples_path
 from hallubench.publish.eval_results import eval_result_files, hub_model_id, task_ids
 from hallubench.harness.plot import PLOT
@@ -72,14 +73,14 @@ def read_run(run_dir: Path) -> tuple[Results, bytes, dict[str, dict[str, Any]]]:
     """The run's Results, its results.json bytes as they are, and its sample records by key.
 
     A folder written by `hallubench run --from-outputs SRC --output-dir DIR` holds only results.json;
-    its samples are read from SRC, which results.json records.
+    its samples are read from SRC, which results.json records, and must be those it scored.
     """
     run_dir = Path(run_dir)
     path = run_dir / RESULTS
     if not path.is_file():
         raise PublishError(f"{run_dir} has no {RESULTS}, so it is not a finished run folder; make one with "
                            f"`hallubench run --output-dir {run_dir} ...` (or score saved samples with "
-                           f"`hallubench run --from-outputs {run_dir}`) and publish again")
+                           f"{rescore_hint(run_dir)}) and publish again")
     raw = path.read_bytes()
     try:
         results = Results.from_dict(json.loads(raw))
@@ -89,6 +90,7 @@ def read_run(run_dir: Path) -> tuple[Results, bytes, dict[str, dict[str, Any]]]:
     source = results.run.from_outputs
     if not records and source and Path(source).is_dir() and Path(source).resolve() != run_dir.resolve():
         with run_state.read_run_folder(Path(source), "publish") as folder:
+            run_state.check_derived(run_dir, json.loads(raw), folder.records, folder.steps, Path(source))
             records = folder.records
     return results, raw, records
 

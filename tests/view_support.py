@@ -5,6 +5,7 @@ import json
 from pathlib import Path
 
 from hallubench.cli.main import main
+from hallubench.harness.digest import scored_digests
 from hallubench.harness.results_schema import GroupResult, ModelInfo, Results, RunInfo, TaskResult
 
 TASK = "avhallubench_visual"
@@ -27,17 +28,21 @@ def write_run(folder: Path, answer: str, samples: list[str], data_dir: Path, vid
     results = Results(tasks={TASK: TaskResult(task=TASK, benchmark="avhallubench", metric=None, scored_by="crosscheck",
                                               n_total=2, n_selected=2, n_scored=2)},
                       model=ModelInfo(name="hf"), run=RunInfo(options={"data_dir": str(data_dir)},
-                                                              mini_data=[TASK] if mini else []))
+                                                              mini_data=[TASK] if mini else [],
+                                                              records_digest=scored_digests(records, {})))
     (folder / "results.json").write_text(json.dumps(results.to_dict()))
     return folder
 
 
 def results_json(folder: Path, tasks: dict[str, TaskResult], verdicts: dict[str, dict] | None = None,
                  model: str = "org/model", mini: list[str] = (), limit: int | None = None) -> dict:
-    """Write a results.json of the harness's schema into `folder`; `verdicts`: task -> the per-sample verdicts
-    scoring adds (the shape of the shared verdict contract), put beside the task's other fields."""
+    """Write a results.json of the harness's schema into `folder`, beside its samples.jsonl (whose digest it records);
+    `verdicts`: task -> the per-sample verdicts scoring adds (the shape of the shared verdict contract), put beside
+    the task's other fields."""
+    records = [json.loads(line) for line in (folder / "samples.jsonl").read_text().splitlines()]
     results = Results(tasks=tasks, model=ModelInfo(name="hf", args={"pretrained": model}),
-                      run=RunInfo(options={"limit": limit}, mini_data=list(mini))).to_dict()
+                      run=RunInfo(options={"limit": limit}, mini_data=list(mini),
+                                  records_digest=scored_digests(records, {}))).to_dict()
     for name, given in (verdicts or {}).items():
         results["tasks"][name]["verdicts"] = given
     (folder / "results.json").write_text(json.dumps(results))

@@ -104,6 +104,15 @@ def server():
     httpd.server_close()
 
 
+@pytest.fixture
+def offline(monkeypatch):
+    """This process as the children run (`env`): offline, with no Hub token, the run's key in its variable."""
+    monkeypatch.setenv("HB_RELIABILITY_KEY", API_KEY)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.delenv("HF_TOKEN", raising=False)
+    monkeypatch.setenv("HF_TOKEN_PATH", str(ROOT / "tests" / "reliability" / "no-hub-login"))
+
+
 @pytest.fixture(scope="session")
 def data_dir(mini_datasets):
     return mini_datasets

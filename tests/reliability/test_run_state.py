@@ -14,15 +14,10 @@ import pytest
 from hallubench.cli.main import main
 from hallubench.harness import run_state, store
 
-from conftest import API_KEY, ROOT, hallubench, openai_run_argv, publish_gets_past_the_lock, wait_for_holder
+from conftest import hallubench, openai_run_argv, publish_gets_past_the_lock, wait_for_holder
 
 
-@pytest.fixture(autouse=True)
-def offline(monkeypatch):
-    monkeypatch.setenv("HB_RELIABILITY_KEY", API_KEY)
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    monkeypatch.delenv("HF_TOKEN", raising=False)
-    monkeypatch.setenv("HF_TOKEN_PATH", str(ROOT / "tests" / "reliability" / "no-hub-login"))
+pytestmark = pytest.mark.usefixtures("offline")
 
 
 def _readers_refuse(folder, tmp_path, capfd, *expected):
