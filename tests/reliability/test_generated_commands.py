@@ -133,4 +133,4 @@ def test_the_build_hint_for_a_missing_dataset_parses_to_that_folder(tmp_path, ca
     err = capfd.readouterr().err
     line = err.split("run `", 1)[1].split("`", 1)[0]
     args = parsed(line, "build")
-    assert (args.benchmark, args.out) == ("cmm", data / "cmm")
+    assert (args.benchmark, args.output_dir) == ("cmm", data / "cmm")
