@@ -145,25 +145,19 @@ class DatasetFolder:
                               f"{self.configs[config].get(split, [])}); rebuild it with `hallubench build`")
         return files
 
-    def declared_rows(self, config: str, split: str) -> int | None:
-        """The split's row count the card's `dataset_info` declares, if it does."""
-        infos = self.meta.get("dataset_info") or []
-        for info in infos if isinstance(infos, list) else [infos]:
-            if isinstance(info, dict) and info.get("config_name", "default") == config:
-                for entry in info.get("splits") or []:
-                    if isinstance(entry, dict) and entry.get("name") == split:
-                        return entry.get("num_examples")
-        return None
+    def info(self, config: str):
+        """The `datasets.DatasetInfo` (features, split sizes) the card's `dataset_info` gives `config`, or None."""
+        from datasets.info import DatasetInfosDict
+        from huggingface_hub import DatasetCardData
 
-    def features(self, config: str):
-        """The `datasets.Features` the card's `dataset_info` gives `config`, or None."""
-        import datasets
-
-        infos = self.meta.get("dataset_info") or []
-        for info in infos if isinstance(infos, list) else [infos]:
-            if isinstance(info, dict) and info.get("config_name", "default") == config and info.get("features"):
-                return datasets.Features._from_yaml_list(info["features"])
-        return None
+        if not self.meta.get("dataset_info"):
+            return None
+        try:
+            infos = DatasetInfosDict.from_dataset_card_data(DatasetCardData(dataset_info=self.meta["dataset_info"]))
+        except (TypeError, ValueError, KeyError, AttributeError) as err:
+            raise ConfigError(f"{self.path}: its card's dataset_info cannot be read ({err}); rebuild it with "
+                              "`hallubench build`") from None
+        return infos.get(config)
 
     def load(self, config: str, split: str):
         """The split as a `datasets.Dataset`, read from the checked data files given explicitly; StaleRowsError
@@ -179,7 +173,8 @@ class DatasetFolder:
                               f"are not all of one format `datasets` reads ({', '.join(sorted(BUILDERS))}); rebuild it "
                               "with `hallubench build`")
         kind = kinds.pop()
-        declared = self.declared_rows(config, split)
+        info = self.info(config)
+        declared = info.splits[split].num_examples if info and info.splits and split in info.splits else None
         if kind == "parquet" and declared is not None and \
                 declared != sum(pq.read_metadata(f).num_rows for f in files):
             raise StaleRowsError(
@@ -190,7 +185,7 @@ class DatasetFolder:
         try:
             # Escaped: `datasets` reads every data file as a glob pattern, and a folder may be named `run[1]`.
             return datasets.load_dataset(kind, data_files={split: [glob.escape(str(f.absolute())) for f in files]},
-                                         split=split, features=self.features(config))
+                                         split=split, features=info and info.features)
         except (DatasetsError, ValueError, TypeError) as err:
             raise ConfigError(f"{self.path} config {config!r}: datasets cannot load it ({type(err).__name__}: "
                               f"{err}); rebuild it with `hallubench build`") from None
