@@ -100,12 +100,19 @@ def card_configs(meta: dict[str, Any], where: str) -> dict[str, dict[str, list[s
             for c in configs}
 
 
+def hidden(path: str) -> bool:
+    """Whether a part of `path` is hidden (`.name`) or special (`__name`), which a pattern matches only by naming."""
+    return any(part.startswith((".", "__")) and part not in (".", "..") for part in path.split("/"))
+
+
 def matched_files(folder: Path, pattern: str, where: str) -> list[Path]:
-    """The files `pattern` matches in `folder`, each once links are followed inside it;
-    DataFilesOutsideDatasetError naming the pattern and the file otherwise."""
+    """The files `pattern` matches in `folder` (hidden ones only when it names them, as in `datasets`), each once
+    links are followed inside it; DataFilesOutsideDatasetError naming the pattern and the file otherwise."""
     files = []
     for path in sorted(folder.glob(pattern)):
         relative = path.relative_to(folder).as_posix()
+        if hidden(relative) and not hidden(pattern):  # as `datasets` resolves a pattern
+            continue
         try:
             real = resolve_inside(relative, folder)
         except (OSError, RuntimeError) as err:  # a link loop; a link to nothing

@@ -162,3 +162,17 @@ def test_a_hub_datasets_card_cannot_lead_out_of_its_snapshot(cmm, tmp_path, caps
     finally:
         hub.close()
     assert "leads outside the dataset folder" in err
+
+
+def test_hidden_files_match_only_a_pattern_that_names_them(tmp_path):
+    """As `datasets` resolves a pattern: a `.cache/` or `.x.parquet` beside the data is no data file of `*`."""
+    from hallubench.builders.dataset_reader import matched_files
+
+    for name in ("data/a.parquet", "data/.b.parquet", ".cache/c.parquet", "__x__/d.parquet"):
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        (tmp_path / name).write_bytes(b"")
+    names = {pattern: [p.relative_to(tmp_path).as_posix() for p in matched_files(tmp_path, pattern, "w")]
+             for pattern in ("data/*.parquet", "**/*.parquet", "data/.*.parquet", ".cache/*", "__x__/*")}
+    assert names == {"data/*.parquet": ["data/a.parquet"], "**/*.parquet": ["data/a.parquet"],
+                     "data/.*.parquet": ["data/.b.parquet"], ".cache/*": [".cache/c.parquet"],
+                     "__x__/*": ["__x__/d.parquet"]}
