@@ -12,12 +12,11 @@ import librosa
 import numpy as np
 import soundfile as sf
 
-from .complete import check_length, declared_frames
+from .complete import WHOLE, check_length, declared_frames
 from .errors import CorruptMediaError, EmptyMediaError
 from .guard import bounds, run_guarded
 from .probe import existing_file, probe
 
-WHOLE = "the whole track"  # what load_audio asks of a file
 SOUNDFILE_SUFFIXES = {".wav", ".flac", ".ogg", ".aiff", ".aif"}
 
 

@@ -10,7 +10,10 @@ from pathlib import Path
 from hallubench.errors import ShortMediaError
 
 SHORT = 0.9  # below this share of what its header declares, a file is truncated
-UNKNOWN_SIZES = (0, 0xFFFFFFFF)  # what a WAV written as a stream declares before its length is known
+UNKNOWN_SIZES = (0, 0xFFFFFFFF)
+WHOLE = "the whole track"  # what load_audio asks of a file, and the build's check of a whole video
+HEADER_SUFFIXES = {".wav", ".aiff", ".aif"}  # audio whose header declares its length (declared_frames)
+VIDEO_SUFFIXES = {".mp4", ".m4v", ".mov", ".mkv", ".webm", ".avi"}  # what a WAV written as a stream declares before its length is known
 
 
 def check_length(path: str | Path, decoded: float, declared: float | None, unit: str, asked: str) -> None:
@@ -18,20 +21,41 @@ def check_length(path: str | Path, decoded: float, declared: float | None, unit:
     is below SHORT of `declared` (in `unit`: "frames", "s")."""
     if declared and decoded < SHORT * declared:
         raise ShortMediaError(path, f"truncated: {decoded:g} {unit} decode of the {declared:g} {unit} its header "
-                                    f"declares (asked: {asked}). Re-download or re-encode it: the sample is counted "
-                                    "as a media error, never scored on what is left")
+                                    f"declares (asked: {asked}); re-download or re-encode it")
+
+
+def asked_frames(sampling: dict) -> str:
+    """What `sampling` (load_video's num_frames, fps, max_frames) asks, in words."""
+    return f"{sampling['num_frames']} frames" if sampling.get("fps") is None else \
+        f"{sampling['fps']:g} fps, at most {sampling['max_frames']} frames"
 
 
 def check_video_length(path: str | Path, present: int, header: int, end: float, declared: float | None,
-                       sampling: dict) -> None:
+                       asked: str) -> None:
     """ShortMediaError when the video holds clearly fewer frames than its header claims and ends clearly before the
     length it declares (a truncated file): sampling would cover only the part left. A header whose frame count
     alone is off (the file still runs its declared length) is no truncation. Checked on the index, before any
     frame is decoded (the last packet of a cut file may not decode at all)."""
-    asked = f"{sampling['num_frames']} frames" if sampling.get("fps") is None else \
-        f"{sampling['fps']:g} fps, at most {sampling['max_frames']} frames"
     if declared is None or end < SHORT * declared:
         check_length(path, present, header, "frames", asked)
+
+
+def check_complete(path: str | Path, timeout: float = 10.0) -> None:
+    """ShortMediaError when the video or WAV/AIFF at `path` holds clearly less than its header declares, found
+    without decoding (`hallubench build` checks each media file it places): a video's packets are demuxed in the
+    guarded helper (guard.py), a WAV/AIFF's header is read. Other files are left to the loaders at run time."""
+    suffix = Path(path).suffix.lower()
+    if suffix in HEADER_SUFFIXES:
+        import soundfile as sf
+
+        rate, declared = sf.info(str(path)).samplerate, declared_frames(path)
+        check_length(path, round(sf.info(str(path)).frames / rate, 2), declared and round(declared / rate, 2), "s",
+                     WHOLE)
+    elif suffix in VIDEO_SUFFIXES:
+        from .guard import DECODERS, bounds, run_guarded
+
+        run_guarded(f"{DECODERS}:video_length", str(path), path=Path(path), timeout=timeout,
+                    **bounds(Path(path), timeout, steps=0))
 
 
 def declared_frames(path: str | Path) -> int | None:

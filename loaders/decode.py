@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import av
 import numpy as np
 
-from .complete import check_video_length
+from .complete import WHOLE, asked_frames, check_video_length
 from .errors import CorruptMediaError, EmptyMediaError, NoAudioTrackError
 from .helper import output_array, report_progress
 from .sampling import sample_indices
@@ -75,12 +75,26 @@ def video_frames(path: str, sampling: dict) -> dict:
         rate = stream.average_rate or stream.guessed_rate
         native_fps = float(rate) if rate else present / max(float(index.times[-1, 1] - index.times[0, 0]), 1e-9)
         header = _header_frames(stream, native_fps, present)
-        check_video_length(path, present, header, float(index.times[-1, 1]), _declared_seconds(stream), sampling)
+        check_video_length(path, present, header, float(index.times[-1, 1]), _declared_seconds(stream),
+                           asked_frames(sampling))
         total = min(header, present)
         indices = sample_indices(total, native_fps, **sampling)
         frames = read_frames(container, stream, index, indices, path)
     return {"frames": frames, "indices": indices, "timestamps": index.times[indices, 0].tolist(),
             "native_fps": native_fps, "end": float(index.times[total - 1, 1])}
+
+
+def video_length(path: str) -> None:
+    """ShortMediaError for a truncated video (see video_frames), found by demuxing its packets, decoding none."""
+    with _av_errors(path, "video"), av.open(path) as container:
+        if not container.streams.video:
+            raise CorruptMediaError(path, "no video stream could be parsed; re-download or re-encode it")
+        stream = container.streams.video[0]
+        index = _index(stream, path)
+        rate = stream.average_rate or stream.guessed_rate
+        header = _header_frames(stream, float(rate) if rate else 0.0, len(index.pts))
+        check_video_length(path, len(index.pts), header, float(index.times[-1, 1]), _declared_seconds(stream),
+                           WHOLE.replace("track", "video"))
 
 
 def _declared_seconds(stream) -> float | None:

@@ -53,3 +53,27 @@ def test_a_truncated_mp4_and_wav_are_media_errors_counted_and_never_scored(serve
     assert len(server.requests) == 9 - len(cut_rows), "a truncated item reached the model"
     table = [line.split("|") for line in shown.out.splitlines() if line.startswith("| cmm ")]
     assert [cells[6].strip() for cells in table] == [str(len(cut_rows))], shown.out  # the table's errors column
+
+
+def test_build_refuses_a_truncated_mp4_and_wav_or_lists_their_rows_as_skipped(tmp_path, capsys):
+    """The build checks each video and WAV it places against its header, without decoding: a truncated one stops
+    the build naming it, or with --skip-missing leaves its rows out, each in skipped.jsonl with the reason."""
+    from hallubench.builders.mini import make_release
+
+    release = make_release("cmm", tmp_path / "release")
+    video = sorted(release.rglob("*.mp4"))[0]
+    audio = sorted(release.rglob("*.wav"))[0]
+    write_mp4(video, shape_frames(48), fps=8)
+    cut(video)
+    cut(audio)
+    assert main(["build", "cmm", "--source", str(release), "--out", str(tmp_path / "refused")]) == 1
+    err = capsys.readouterr().err
+    assert "truncated: " in err and ("frames decode of the 48 frames" in err or " s decode of the " in err), err
+    assert not (tmp_path / "refused").exists()
+
+    out = tmp_path / "cmm"
+    assert main(["build", "cmm", "--source", str(release), "--out", str(out), "--skip-missing"]) == 0
+    skipped = [json.loads(line) for line in (out / "skipped.jsonl").read_text().splitlines()]
+    reasons = " ".join(entry["reason"] for entry in skipped)
+    assert f"{video.name} is truncated: " in reasons and f"{audio.name} is truncated: " in reasons, reasons
+    assert not list(out.rglob(video.name)) and not list(out.rglob(audio.name))
