@@ -150,10 +150,11 @@ class ReleaseBuilder(datasets.GeneratorBasedBuilder):
         if isinstance(src, os.PathLike):
             try:
                 os.link(src, dest)
-                return rel
             except OSError:
-                pass
-        safe_files.copy_media(src, dest)
+                safe_files.copy_media(src, dest)
+        else:
+            safe_files.copy_media(src, dest)
+        safe_files.check_complete_media(src, dest)
         return rel
 
 

@@ -19,7 +19,8 @@ from typing import Any
 
 from PIL import Image
 
-from hallubench.errors import BuildError, RowError
+from hallubench.errors import BuildError, MediaError, RowError, ShortMediaError
+from hallubench.loaders.complete import check_complete
 from hallubench.loaders.image import MAX_IMAGE_PIXELS
 
 
@@ -85,6 +86,19 @@ def copy_media(src: Any, dest: Path) -> None:
     except OSError as err:
         dest.unlink(missing_ok=True)
         raise output_error(err, dest) from err
+
+
+def check_complete_media(src: Any, dest: Path) -> None:
+    """RowError (and `dest` removed, so no later row takes it) when the media file placed at `dest` holds clearly
+    less than its header declares (a truncated download: loaders/complete.py, without decoding). A file that cannot
+    be read at all is left to the loaders at run time, which name it per sample."""
+    try:
+        check_complete(dest)
+    except ShortMediaError as err:
+        dest.unlink(missing_ok=True)
+        raise RowError(f"media file {src} is {err.message}") from None
+    except (MediaError, RuntimeError):
+        pass
 
 
 def is_output_error(err: OSError, *folders: Path) -> bool:

@@ -1,12 +1,12 @@
-"""What a built dataset folder holds, read back with plain `datasets`: rows and label counts per config."""
+"""What a built dataset folder holds, read back through the one dataset reader: rows and label counts per config."""
 from __future__ import annotations
 
 from collections import Counter
 from pathlib import Path
 
-import datasets
-
 from hallubench.builders import builder_for
+from hallubench.builders.dataset_reader import DatasetFolder
+from hallubench.builders.folder import SPLIT
 
 
 LABEL_WIDTH = 24  # a label value longer than this (a caption, a free-text answer) is cut
@@ -31,9 +31,10 @@ def _cut(value: str) -> str:
 def summarize(benchmark: str, folder: str | Path) -> list[list[str | int]]:
     """One row per config: benchmark, config, rows, and the value counts of the builder's label columns."""
     columns = builder_for(benchmark).SUMMARY_COLUMNS
+    dataset = DatasetFolder(folder)
     rows = []
-    for config in datasets.get_dataset_config_names(str(folder)):
-        ds = datasets.load_dataset(str(folder), config, split="test")
+    for config in dataset.configs:
+        ds = dataset.load(config, SPLIT)
         labels = "; ".join(f"{column}: {_counts(ds[column])}" for column in columns)
         rows.append([benchmark, config, len(ds), labels])
     return rows

@@ -55,7 +55,18 @@ class DatasetRowError(ConfigError):
     cannot score); found before any model loads. The message names the folder, task, row id and column."""
 
 
-class MediaOutsideDatasetError(DatasetRowError):
+class OutsideDatasetError(ConfigError):
+    """Something a dataset folder names leads outside it (an absolute path, `..`, a URL, a link out of it): a dataset
+    is data, and never makes a run read (and send) other files. builders/dataset_reader.py and
+    builders/safe_files.py's `resolve_inside` are the one rule every path a dataset names goes through."""
+
+
+class DataFilesOutsideDatasetError(OutsideDatasetError):
+    """A `data_files` pattern of the dataset card's `configs:` (or the card itself) leads outside the dataset folder,
+    or names a URL; the message names the folder, the config and the pattern."""
+
+
+class MediaOutsideDatasetError(DatasetRowError, OutsideDatasetError):
     """A row names a media file that is not inside its dataset folder (an absolute path, `..`, a link out of it)."""
 
 
@@ -189,6 +200,11 @@ class MediaNotFoundError(MediaError, FileNotFoundError):
 
 class CorruptMediaError(MediaError):
     """The file exists but cannot be parsed or decoded (truncated, garbage, decoder crashed)."""
+
+
+class ShortMediaError(CorruptMediaError):
+    """The file decodes to clearly less than its header declares (a truncated download or copy): fewer frames, or
+    fewer seconds. The sample is a media error, counted, never scored on what is left."""
 
 
 class NoAudioTrackError(MediaError):

@@ -1,4 +1,5 @@
-"""Where the built datasets are, and reading one task's rows with plain `datasets.load_dataset`, checked.
+"""Where the built datasets are, and reading one task's rows through the one dataset reader
+(builders/dataset_reader.py), checked.
 
 `--data-dir` is required: a folder of built datasets (`<dir>/<benchmark>/`, or one benchmark's folder
 itself), a Hub dataset repo id of built hallubench datasets (`org/name[@revision]`), or `mini` for the
@@ -6,7 +7,7 @@ embedded mini benchmarks, built once into a cache folder (`$HALLUBENCH_CACHE`, d
 `~/.cache/hallubench`) by `hallubench.builders.mini.build_all`.
 Those are synthetic (media drawn by code) and results made on them say so.
 
-The rows `load_dataset` returns are checked against the folder's data files (row count, then the rows
+The rows `datasets` returns are checked against the folder's data files (row count, then the rows
 themselves), so a stale `datasets` cache entry or a data file edited after the build stops the run with an
 error naming the folder instead of evaluating other items than the folder holds.
 """
@@ -104,11 +105,10 @@ def ensure_mini(cache: Path) -> Path:
 
 
 def card_metadata(folder: Path) -> dict[str, Any]:
-    """The YAML header of the folder's README.md (empty when there is none)."""
-    from huggingface_hub.repocard import metadata_load
+    """The YAML header of the folder's README.md (empty when there is none), read inside the folder."""
+    from hallubench.builders.dataset_reader import read_card
 
-    card = Path(folder) / "README.md"
-    return (metadata_load(card) or {}) if card.is_file() else {}
+    return read_card(folder)
 
 
 def is_mini(folder: Path) -> bool:
@@ -144,22 +144,10 @@ def dataset_dir(data_dir: Path, task: Task, given: str | None = None) -> Path:
 
 
 def data_files(folder: Path, task: Task) -> list[Path]:
-    """The data files the card lists for the task's config and split."""
-    meta = card_metadata(folder)
-    if not meta:
-        raise ConfigError(f"{folder} has no dataset card (README.md); build it with `hallubench build`")
-    configs = {c.get("config_name", "default"): c for c in meta.get("configs") or []}
-    if task.config not in configs:
-        raise ConfigError(f"{folder}: its card has no config {task.config!r} (task {task.name!r}); it has "
-                          f"{', '.join(configs) or 'none'}. Rebuild it with `hallubench build`.")
-    entries = configs[task.config].get("data_files") or []
-    patterns = [p for e in entries if isinstance(e, dict) and e.get("split") == task.split
-                for p in ([e["path"]] if isinstance(e["path"], str) else e["path"])]
-    files = sorted({path for pattern in patterns for path in folder.glob(pattern)})
-    if not files:
-        raise ConfigError(f"{folder}: no data file for config {task.config!r} split {task.split!r} "
-                          f"(card patterns {patterns}); rebuild it with `hallubench build`")
-    return files
+    """The data files the card lists for the task's config and split, every config's checked to stay inside it."""
+    from hallubench.builders.dataset_reader import DatasetFolder
+
+    return DatasetFolder(folder).data_files(task.config, task.split, task.name)
 
 
 def check_fingerprints(folder: Path, files: list[Path]) -> None:
@@ -228,22 +216,12 @@ def load_rows(folder: Path, task: Task, limit: int | None = None) -> tuple[list[
 
     StaleRowsError naming the folder when the rows `load_dataset` gives are not the folder's.
     """
-    import datasets
-    from datasets.exceptions import DatasetsError, SplitsVerificationError
+    from hallubench.builders.dataset_reader import DatasetFolder
 
-    folder = Path(folder)
-    files = data_files(folder, task)
-    check_fingerprints(folder, files)
-    try:
-        ds = datasets.load_dataset(str(folder), task.config, split=task.split)
-    except SplitsVerificationError as err:
-        raise StaleRowsError(f"{folder} config {task.config!r}: its card (README.md, dataset_info) does not describe "
-                             f"its data files ({', '.join(p.name for p in files)}): one was edited or replaced after "
-                             f"`hallubench build` wrote the card ({err}). Rebuild the folder: `hallubench build ... "
-                             f"--output-dir {folder} --overwrite`.") from None
-    except DatasetsError as err:
-        raise ConfigError(f"{folder} config {task.config!r}: datasets cannot load it ({type(err).__name__}: {err}); "
-                          "rebuild it with `hallubench build`") from None
+    dataset = DatasetFolder(folder)
+    files = dataset.data_files(task.config, task.split, task.name)
+    check_fingerprints(Path(folder), files)
+    ds = dataset.load(task.config, task.split)
     if "id" not in ds.column_names:
         raise DatasetRowError(f"{folder} config {task.config!r}: no column 'id' (every row needs its sample id); "
                               "rebuild it with `hallubench build`")

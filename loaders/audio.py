@@ -12,6 +12,7 @@ import librosa
 import numpy as np
 import soundfile as sf
 
+from .complete import WHOLE, check_length, declared_frames
 from .errors import CorruptMediaError, EmptyMediaError
 from .guard import bounds, run_guarded
 from .probe import existing_file, probe
@@ -30,8 +31,10 @@ class AudioClip:
 def _read_soundfile(path: Path) -> tuple[np.ndarray, int]:
     try:
         samples, rate = sf.read(path, dtype="float32", always_2d=True)
+        declared = declared_frames(path)
     except (sf.LibsndfileError, RuntimeError, ValueError) as error:
         raise CorruptMediaError(path, f"cannot decode audio ({error}); re-download or re-encode it") from None
+    check_length(path, round(len(samples) / rate, 2), declared and round(declared / rate, 2), "s", WHOLE)
     return samples.T, rate
 
 
@@ -46,11 +49,8 @@ def _read_track(path: Path, timeout: float) -> tuple[np.ndarray, int]:
     if not rate:
         raise CorruptMediaError(path, "the audio track declares no sample rate; re-encode it with ffmpeg")
     if declared:
-        wanted = round(declared * rate)
-        if samples.shape[1] < 0.9 * wanted:
-            raise CorruptMediaError(path, f"audio track is truncated: {samples.shape[1] / rate:.2f} s decoded of "
-                                          f"{declared:.2f} s declared; re-download or re-encode it")
-        samples = samples[:, :wanted]  # AAC decoders emit encoder padding past the declared end
+        check_length(path, round(samples.shape[1] / rate, 2), round(declared, 2), "s", WHOLE)
+        samples = samples[:, :round(declared * rate)]  # AAC decoders emit encoder padding past the declared end
     return samples, rate
 
 

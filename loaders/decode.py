@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import av
 import numpy as np
 
+from .complete import WHOLE, asked_frames, check_video_length
 from .errors import CorruptMediaError, EmptyMediaError, NoAudioTrackError
 from .helper import output_array, report_progress
 from .sampling import sample_indices
@@ -62,7 +63,8 @@ def _header_frames(stream, fps: float, present: int) -> int:
 
 def video_frames(path: str, sampling: dict) -> dict:
     """The frames `sample_indices(**sampling)` picks, with their indices and start times, the
-    average fps, how many frames the header claims and how many exist, and where the last one ends."""
+    average fps and where the last one ends;
+    ShortMediaError, before any decoding, for a truncated file."""
     with _av_errors(path, "video"), av.open(path) as container:
         if not container.streams.video:  # none, or a damaged file: load_video asks ffprobe which
             raise CorruptMediaError(path, "no video stream could be parsed; re-download or re-encode it")
@@ -73,12 +75,34 @@ def video_frames(path: str, sampling: dict) -> dict:
         rate = stream.average_rate or stream.guessed_rate
         native_fps = float(rate) if rate else present / max(float(index.times[-1, 1] - index.times[0, 0]), 1e-9)
         header = _header_frames(stream, native_fps, present)
+        check_video_length(path, present, header, float(index.times[-1, 1]), _declared_seconds(stream),
+                           asked_frames(sampling))
         total = min(header, present)
         indices = sample_indices(total, native_fps, **sampling)
         frames = read_frames(container, stream, index, indices, path)
     return {"frames": frames, "indices": indices, "timestamps": index.times[indices, 0].tolist(),
-            "native_fps": native_fps, "header_frames": header, "present_frames": present,
-            "end": float(index.times[total - 1, 1])}
+            "native_fps": native_fps, "end": float(index.times[total - 1, 1])}
+
+
+def video_length(path: str) -> None:
+    """ShortMediaError for a truncated video (see video_frames), found by demuxing its packets, decoding none."""
+    with _av_errors(path, "video"), av.open(path) as container:
+        if not container.streams.video:
+            raise CorruptMediaError(path, "no video stream could be parsed; re-download or re-encode it")
+        stream = container.streams.video[0]
+        index = _index(stream, path)
+        rate = stream.average_rate or stream.guessed_rate
+        header = _header_frames(stream, float(rate) if rate else 0.0, len(index.pts))
+        check_video_length(path, len(index.pts), header, float(index.times[-1, 1]), _declared_seconds(stream),
+                           WHOLE.replace("track", "video"))
+
+
+def _declared_seconds(stream) -> float | None:
+    """The video's length its header declares: the stream's duration, else the container's."""
+    declared = _seconds(stream.duration, stream.time_base)
+    if declared is None and stream.container.duration is not None:
+        declared = stream.container.duration / av.time_base
+    return declared
 
 
 def read_frames(container, stream, index: _Index, indices: list[int], path: str) -> np.ndarray:
@@ -166,9 +190,7 @@ def audio_track(path: str) -> dict:
         if not container.streams.audio:
             raise NoAudioTrackError(path, "has no audio track")
         stream = container.streams.audio[0]
-        declared = _seconds(stream.duration, stream.time_base)
-        if declared is None and container.duration is not None:
-            declared = container.duration / av.time_base
+        declared = _declared_seconds(stream)
         track = _Track(stream.channels, round((declared or 10.0) * stream.rate) + 4096)  # + AAC padding
         to_float = av.AudioResampler(format="fltp", layout=stream.layout, rate=stream.rate)  # a no-op for AAC
         for count, frame in enumerate(container.decode(stream)):

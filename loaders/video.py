@@ -1,7 +1,6 @@
 """Load uniformly sampled video frames with PyAV, recording exactly which frames were used."""
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -47,7 +46,6 @@ def load_video(path: str | Path, num_frames: int = 8, fps: float | None = None, 
     except CorruptMediaError:
         _raise_precise_error(path)
         raise
-    warn_if_truncated(path, read["header_frames"], read["present_frames"])
     frames = np.zeros_like(read["frames"]) if blank else read["frames"]
     return VideoClip(frames=frames, indices=read["indices"], timestamps=read["timestamps"],
                      native_fps=read["native_fps"], duration=read["end"], path=str(path))
@@ -60,9 +58,3 @@ def _raise_precise_error(path: Path) -> None:
     if info.video is None or info.video.packets == 0:
         raise EmptyMediaError(path, "contains no video frames")
 
-
-def warn_if_truncated(path: Path, header_frames: int, present_frames: int) -> None:
-    """Warn when the header claims clearly more frames than the file holds: sampling covered only those present."""
-    if present_frames < 0.9 * header_frames:
-        warnings.warn(f"{path}: the header claims {header_frames} frames but only {present_frames} are present "
-                      "(truncated?); frames were sampled over those present", stacklevel=3)

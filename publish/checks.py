@@ -13,11 +13,11 @@ from typing import Any
 import yaml
 from huggingface_hub import HfApi
 from huggingface_hub.errors import EntryNotFoundError, RepositoryNotFoundError
-from huggingface_hub.repocard import metadata_load
 from huggingface_hub.utils import HFValidationError, validate_repo_id
 
 from hallubench.benchmarks import get_task
 from hallubench.benchmarks.task import Task
+from hallubench.builders.dataset_reader import CARD, card_configs, parse_card
 from hallubench.builders.eval_yaml import FILE as EVAL_YAML
 from hallubench.errors import (BenchmarkRepoError, PartialRunError, PublishError, RepoIdError,  # noqa: F401
                                ResultsFolderTakenError)
@@ -114,11 +114,9 @@ def check_benchmark(api: HfApi, benchmark: str, repo_id: str, task_ids: set[str]
 def hub_data_fingerprint(api: HfApi, repo_id: str, sha: str, task: Task) -> str | None:
     """The local-folder fingerprint (harness/dataset_source.py) of `task`'s data files in the dataset repo at `sha`,
     from its card's `configs:` and the fingerprints in the files' names; None when a file's name carries none."""
-    card = metadata_load(api.hf_hub_download(repo_id, "README.md", repo_type="dataset", revision=sha)) or {}
-    configs = {c.get("config_name", "default"): c for c in card.get("configs") or [] if isinstance(c, dict)}
-    patterns = [p for e in (configs.get(task.config) or {}).get("data_files") or []
-                if isinstance(e, dict) and e.get("split") == task.split
-                for p in ([e.get("path")] if isinstance(e.get("path"), str) else e.get("path") or [])]
+    where = f"Hub dataset {repo_id}@{sha}"
+    card = parse_card(api.hf_hub_download(repo_id, CARD, repo_type="dataset", revision=sha), where)
+    patterns = card_configs(card, where).get(task.config, {}).get(task.split, [])
     files = [f for f in api.list_repo_files(repo_id, repo_type="dataset", revision=sha)
              if any(fnmatch(f, p) for p in patterns)]
     named = {f: named_fingerprint(f) for f in files}

@@ -130,3 +130,28 @@ def test_track_buffer_keeps_every_chunk_and_grows_past_the_declared_length():
         track.add(chunk)
     assert track.count == 12
     np.testing.assert_array_equal(track.samples[:, :12], np.concatenate(chunks, axis=1))
+
+
+@pytest.mark.parametrize("name,subtype", [("pcm.wav", "PCM_16"), ("float.wav", "FLOAT"), ("pcm.aiff", "PCM_16")])
+def test_a_truncated_wav_or_aiff_is_short_not_read_as_far_as_it_goes(tmp_path, name, subtype):
+    """libsndfile reads a cut WAV or AIFF to where its bytes end, silently: the header's declared length decides."""
+    from hallubench.errors import ShortMediaError
+
+    whole = tmp_path / name
+    sf.write(whole, tone(440, 2.0), 16000, subtype=subtype)
+    assert load_audio(whole).duration == pytest.approx(2.0)
+    cut = tmp_path / f"cut-{name}"
+    cut.write_bytes(whole.read_bytes()[: whole.stat().st_size // 4])
+    with pytest.raises(ShortMediaError, match=rf"cut-{name}: truncated: 0\.\d+ s decode of the 2 s its header "
+                                              r"declares \(asked: the whole track\)"):
+        load_audio(cut)
+
+
+def test_a_wav_written_as_a_stream_of_unknown_length_still_loads(tmp_path):
+    path = tmp_path / "stream.wav"
+    sf.write(path, tone(440, 1.0), 16000, subtype="PCM_16")
+    data = bytearray(path.read_bytes())
+    at = data.find(b"data")
+    data[at + 4:at + 8] = b"\xff\xff\xff\xff"  # what a writer that cannot seek back leaves
+    path.write_bytes(bytes(data))
+    assert load_audio(path).duration == pytest.approx(1.0)

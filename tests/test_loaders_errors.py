@@ -6,6 +6,7 @@ import time
 import numpy as np
 import pytest
 
+from hallubench.errors import ShortMediaError
 from hallubench.loaders import (CorruptMediaError, EmptyMediaError, MediaError, MediaNotFoundError,
                                 MediaTimeoutError, NoAudioTrackError, load_audio, load_video)
 from hallubench.builders.mini.synthetic import ffmpeg_binary, shape_frames, tone, write_mp4, write_wav
@@ -77,11 +78,12 @@ def test_corrupt_mp4_fails_fast(media, name, load):
     assert_raises_naming(CorruptMediaError, load, media[name])
 
 
-def test_truncated_video_yields_the_frames_present_and_says_so(media):
+def test_a_truncated_video_is_a_short_media_error_naming_what_decoded(media, recwarn):
     # The first third of good.mp4: its index claims 24 frames, the data holds 7 of them.
-    with pytest.warns(UserWarning, match=r"truncated\.mp4: the header claims 24 frames but only 7 are present"):
-        clip = load_video(media["truncated"])
-    assert clip.indices == list(range(7)) and clip.frames.shape[0] == 7
+    with pytest.raises(ShortMediaError, match=r"truncated\.mp4: truncated: 7 frames decode of the 24 frames its "
+                                              r"header declares \(asked: 8 frames\)"):
+        load_video(media["truncated"])
+    assert not recwarn.list
 
 
 def test_corrupt_wav(media):

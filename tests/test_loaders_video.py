@@ -9,7 +9,8 @@ import pytest
 from hallubench.loaders import VideoClip, load_video
 from hallubench.loaders.sampling import sample_indices
 from hallubench.builders.mini.synthetic import ffmpeg_binary, write_mp4
-from hallubench.loaders.video import warn_if_truncated
+from hallubench.errors import ShortMediaError
+from hallubench.loaders.complete import check_video_length
 
 FPS = 8.0
 
@@ -101,13 +102,23 @@ def test_bad_arguments_name_the_argument(ramp40, kwargs, name):
         load_video(ramp40, **kwargs)
 
 
-def test_header_claiming_missing_frames_warns():
-    # Header says 300 frames but only 200 packets exist (a truncated file, or decord's spinning case).
-    with pytest.warns(UserWarning, match="claims.mp4.*300 frames.*only 200"):
-        warn_if_truncated(Path("claims.mp4"), 300, 200)
+@pytest.mark.parametrize("present,end,declared,short", [
+    (200, 20.0, 30.0, True),    # header says 300 frames, 200 are there and they end at 20 of 30 s: truncated
+    (200, 20.0, None, True),    # no declared length: the frame count alone decides
+    (269, 26.9, 30.0, True),    # just below 90 %
+    (270, 27.0, 30.0, False),   # 90 %: within what containers' own counts are off by
+    (200, 29.9, 30.0, False),   # the frame count is off but the file runs its declared length: not truncated
+    (300, 30.0, 30.0, False),
+])
+def test_a_header_claiming_missing_frames_is_short_only_when_the_file_ends_early(present, end, declared, short):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        warn_if_truncated(Path("ok.mp4"), 300, 300)
+        if short:
+            with pytest.raises(ShortMediaError, match=f"claims.mp4: truncated: {present} frames decode of the 300 "
+                                                      "frames its header declares \\(asked: 8 frames\\)"):
+                check_video_length(Path("claims.mp4"), present, 300, end, declared, "8 frames")
+        else:
+            check_video_length(Path("claims.mp4"), present, 300, end, declared, "8 frames")
 
 
 def ffmpeg_clip(path: Path, pts_expression: str) -> Path:

@@ -110,9 +110,13 @@ def task_dataset_folder(run: RunFolder, task_name: str, data_dir: Path | None = 
 
 def media_file(folder: Path | None, relative: object) -> Path | None:
     """The file `relative` names inside the dataset `folder`, or None when there is none or it would lie outside it
-    (what a record says is data, never a path out of its dataset)."""
+    (what a record says is data, never a path out of its dataset: the rule row media keep, `resolve_inside`)."""
+    from hallubench.builders.safe_files import resolve_inside
+
     if folder is None or not isinstance(relative, str) or not relative:
         return None
-    root = folder.resolve()
-    path = (root / relative).resolve()
-    return path if path.is_relative_to(root) and path.is_file() else None
+    try:
+        path = resolve_inside(relative, folder)
+    except (OSError, RuntimeError):  # missing, or a link loop
+        return None
+    return path if path is not None and path.is_file() else None
