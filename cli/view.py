@@ -39,17 +39,21 @@ def register(subparsers: argparse._SubParsersAction, summary: str) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
+    from hallubench.ranking.report import reading_ranking
     from hallubench.view.site import build_site, is_mini
     from hallubench.view.space import push_site
 
-    index = build_site(args.ranking_dir, args.run_dirs, args.out, reference=args.reference,
-                       reference_higher_is_better=args.reference_higher_is_better, data_dir=args.data_dir)
-    print(f"site written: open {index.resolve()}")
-    if args.push_to_hub:
-        url, commit = push_site(args.out, args.push_to_hub, mini=is_mini(args.ranking_dir),
-                                allow_mini_data=args.allow_mini_data, token=args.token,
-                                private=True if args.private else None)
-        print(f"Space: {url} (commit {commit})")
+    # The ranking is held from the first read to the end of the upload: a `rank` writing it, or one killed half-way,
+    # refuses both, and none starts in between.
+    with reading_ranking(args.ranking_dir, "push-to-hub" if args.push_to_hub else "view"):
+        index = build_site(args.ranking_dir, args.run_dirs, args.out, reference=args.reference,
+                           reference_higher_is_better=args.reference_higher_is_better, data_dir=args.data_dir)
+        print(f"site written: open {index.resolve()}")
+        if args.push_to_hub:
+            url, commit = push_site(args.out, args.push_to_hub, mini=is_mini(args.ranking_dir),
+                                    allow_mini_data=args.allow_mini_data, token=args.token,
+                                    private=True if args.private else None)
+            print(f"Space: {url} (commit {commit})")
     if args.serve:
         from hallubench.view.serve import serve
 

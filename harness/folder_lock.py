@@ -43,6 +43,7 @@ RANKS_NAME = ".hallubench-ranks.lock"
 # Purposes that only read the folder: to upload it, or to rank, re-score or show a run folder.
 UPLOADS = ("publish", "push-to-hub")
 READERS = (*UPLOADS, "rank (reading)", "re-score (reading)", "view")  # `rank` and `re-score` also write their output
+_READING: dict[Path, "FolderLock"] = {}  # the folders this process holds for reading, by resolved path
 
 
 def _read(fd: int) -> dict[str, Any]:
@@ -182,17 +183,18 @@ def hold(folder: Path, purpose: str) -> Iterator[FolderLock]:
     lock = FolderLock(folder, purpose)
     try:
         yield lock
-    except (FolderWriteError, KeyboardInterrupt, SystemExit):
-        # Cut off while it may be writing: its record stays, so readers refuse the folder until a rerun. The other
-        # errors (bad input, a failing judge) come before a ranking writes its files, which leaves them as they were.
-        lock.release(finished=False)
+    except (FolderWriteError, KeyboardInterrupt, SystemExit) as err:
+        # Cut off while it may be writing: its record stays, so readers refuse the folder until a rerun; but a
+        # full disk that struck before anything was replaced (harness/atomic.py) left the old output whole. The
+        # other errors (bad input, a failing judge) come before a ranking writes its files.
+        lock.release(finished=isinstance(err, FolderWriteError) and not err.folder_changed)
         raise
     finally:
         lock.release()
 
 
-def _locked(argument: str, lock: Callable[[Path], Any]) -> Callable:
-    """Decorator: the function runs inside `lock(folder)`, the folder being its argument `argument`."""
+def inside(argument: str, lock: Callable[[Path], Any]) -> Callable:
+    """Decorator: the function runs inside the context `lock(folder)`, the folder being its argument `argument`."""
     def decorate(function: Callable) -> Callable:
         signature = inspect.signature(function)
 
@@ -206,7 +208,7 @@ def _locked(argument: str, lock: Callable[[Path], Any]) -> Callable:
 
 def writes_folder(purpose: str, argument: str = "output_dir") -> Callable:
     """Decorator: the function runs holding the lock of the folder passed as `argument`."""
-    return _locked(argument, lambda folder: hold(folder, purpose))
+    return inside(argument, lambda folder: hold(folder, purpose))
 
 
 @contextmanager
@@ -218,13 +220,21 @@ def reading(folder: Path, purpose: str, *markers: str) -> Iterator[FolderLock | 
     holds neither one nor any of `markers` (the files its kind of folder has). No writer can be at work there
     (a writer makes the lock file first), and the caller refuses such a folder with its own message."""
     folder = Path(folder)
+    key = folder.resolve()
+    if key in _READING:  # this process already reads it (the viewer builds and pushes its site under one lock)
+        yield _READING[key]
+        return
     if not (folder / LOCK_NAME).is_file() and not any((folder / marker).is_file() for marker in markers):
         yield None
         return
     with hold(folder, purpose) as lock:
-        yield lock
+        _READING[key] = lock
+        try:
+            yield lock
+        finally:
+            del _READING[key]
 
 
 def reads_folder(purpose: str, argument: str, *markers: str) -> Callable:
     """Decorator: the function reads the folder passed as `argument` (to upload it) inside `reading`."""
-    return _locked(argument, lambda folder: reading(folder, purpose, *markers))
+    return inside(argument, lambda folder: reading(folder, purpose, *markers))

@@ -7,14 +7,13 @@ resumes and removes it.
 
 `read_run_folder(folder, purpose)` is what `publish`, `rank`, `run --from-outputs` and the viewer read a run
 folder through. It holds the folder's lock while they read (a writer at work, or one killed half-way, is refused,
-naming it), refuses an unfinished folder naming the command that finishes it, and refuses a folder whose records
+naming it), refuses an unfinished folder naming the command that finishes it, refuses results.json and charts
+that do not match the manifest of their last whole write (harness/atomic.py), and refuses a folder whose records
 mix settings (two models, two settings of one sample, a results.json scored on other samples than the folder
 holds), naming the two settings and what to do.
 """
 from __future__ import annotations
 
-import functools
-import inspect
 import json
 import os
 import shlex
@@ -26,9 +25,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from hallubench.errors import MixedRunFolderError, UnfinishedRunError
+from hallubench.errors import FolderWriteError, MixedRunFolderError, UnfinishedRunError
 from hallubench.harness import folder_lock, store
-from hallubench.harness.atomic import write_bytes_atomically
+from hallubench.harness.atomic import check_files, write_bytes_atomically
 from hallubench.models.redact import redact
 
 UNFINISHED = ".hallubench-unfinished.json"
@@ -61,8 +60,8 @@ def mark_stopped(folder: Path, why: str) -> None:
         return
     try:
         write_bytes_atomically(Path(folder) / UNFINISHED, json.dumps({**state, "stopped": why}).encode())
-    except OSError:  # FolderWriteError on a full disk: the mark without the reason still refuses readers
-        pass
+    except (OSError, FolderWriteError):  # a full disk: the mark without the reason still refuses readers, and the
+        pass  # error that stopped the run (naming the file that failed) is the one the user sees
 
 
 def mark_finished(folder: Path) -> None:
@@ -188,6 +187,8 @@ def read_run_folder(folder: Path, purpose: str, *, results_must_match: bool = Tr
     folder = Path(folder)
     with folder_lock.reading(folder, purpose, store.MERGED, RESULTS, UNFINISHED):
         check_finished(folder)
+        check_files(folder, f"Write them anew by running the command that made the folder again (it resumes), or "
+                            f"`hallubench run --from-outputs {folder}`")
         contents = store.read_store(folder)
         results = _read_results(folder)
         check_one_setting(folder, contents.records, results if results_must_match else None)
@@ -196,12 +197,4 @@ def read_run_folder(folder: Path, purpose: str, *, results_must_match: bool = Tr
 
 def reads_run_folder(purpose: str, argument: str) -> Callable:
     """Decorator: the function runs inside `read_run_folder` of the folder passed as its argument `argument`."""
-    def decorate(function: Callable) -> Callable:
-        signature = inspect.signature(function)
-
-        @functools.wraps(function)
-        def checked(*args: Any, **kwargs: Any) -> Any:
-            with read_run_folder(Path(signature.bind(*args, **kwargs).arguments[argument]), purpose):
-                return function(*args, **kwargs)
-        return checked
-    return decorate
+    return folder_lock.inside(argument, lambda folder: read_run_folder(folder, purpose))
