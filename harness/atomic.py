@@ -143,20 +143,22 @@ def write_files(folder: Path, writers: Mapping[str, Callable[[Path], object]], w
         for tmp in staged.values():
             _remove(tmp)
         raise
+    name = MANIFEST
     try:
         for name, tmp in made.items():
             os.replace(tmp, folder / name)
         for name in writers:
             if name not in made:
                 (folder / name).unlink(missing_ok=True)
+        name = MANIFEST
         os.replace(staged[MANIFEST], folder / MANIFEST)
         _fsync_folder(folder)
     except OSError as err:
         for tmp in staged.values():
             _remove(tmp)
-        raise write_error(folder, err, f"the {what} in {folder} was cut off while its files were replaced, so it "
-                                       "mixes old and new files: its readers refuse it until that command "
-                                       "finishes", changed=True) from err
+        raise write_error(folder / name, err, f"the {what} in {folder} was cut off while its files were replaced, "
+                                              "so it mixes old and new files: its readers refuse it until that "
+                                              "command finishes", changed=True) from err
 
 
 def check_files(folder: Path, remedy: str) -> None:

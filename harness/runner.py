@@ -363,9 +363,9 @@ def _run_locked(options: RunOptions, accelerator, tasks: list[Task], started: st
             writes.submit(lambda records=records: writer.append_all(records))
             bar.update(len(records))
     finally:
+        bar.close()  # first: an interrupt's message (what was kept, how to resume) is printed below the bar, not over it
         writes.close()
         writer.close()
-    bar.close()
     journal.close()
     done = gather_object([{"rank": accelerator.process_index, "generated": generated_here,
                            "batch_size": getattr(model, "batch_size", None)}])
