@@ -143,19 +143,24 @@ def write_files(folder: Path, writers: Mapping[str, Callable[[Path], object]], w
         for tmp in staged.values():
             _remove(tmp)
         raise
-    name = MANIFEST
+    name, changed = MANIFEST, False
     try:
         for name, tmp in made.items():
             os.replace(tmp, folder / name)
+            changed = True
         for name in writers:
-            if name not in made:
-                (folder / name).unlink(missing_ok=True)
+            if name not in made and (folder / name).exists():
+                (folder / name).unlink()
+                changed = True
         name = MANIFEST
         os.replace(staged[MANIFEST], folder / MANIFEST)
         _fsync_folder(folder)
     except OSError as err:
         for tmp in staged.values():
             _remove(tmp)
+        if not changed:
+            raise write_error(folder / name, err, f"nothing of the new {what} was put in place: {folder} still holds "
+                                                  "its previous files, unchanged") from err
         raise write_error(folder / name, err, f"the {what} in {folder} was cut off while its files were replaced, "
                                               "so it mixes old and new files: its readers refuse it until that "
                                               "command finishes", changed=True) from err

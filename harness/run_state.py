@@ -182,13 +182,15 @@ def read_run_folder(folder: Path, purpose: str, *, results_must_match: bool = Tr
 
     FolderBusy when a writer holds it or was killed half-way; UnfinishedRunError when its last run stopped early
     (naming the command that finishes it); MixedRunFolderError when its records mix models or settings, or (with
-    `results_must_match`) its results.json scored other samples than it holds. The caller refuses a folder that
-    lacks what it needs (records, results.json) with its own message."""
+    `results_must_match`) its results.json scored other samples than it holds; MixedOutputError (with
+    `results_must_match`) when results.json and its charts are not those of one write (harness/atomic.py). The
+    caller refuses a folder that lacks what it needs (records, results.json) with its own message."""
     folder = Path(folder)
     with folder_lock.reading(folder, purpose, store.MERGED, RESULTS, UNFINISHED):
         check_finished(folder)
-        check_files(folder, f"Write them anew by running the command that made the folder again (it resumes), or "
-                            f"`hallubench run --from-outputs {folder}`")
+        if results_must_match:  # a re-score writes results.json and its charts anew: it reads only the samples
+            check_files(folder, f"Write them anew by running the command that made the folder again (it resumes), "
+                                f"or `hallubench run --from-outputs {folder}`")
         contents = store.read_store(folder)
         results = _read_results(folder)
         check_one_setting(folder, contents.records, results if results_must_match else None)
