@@ -16,12 +16,16 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from hallubench.cli.flags import reads_folders
+
 
 def register(subparsers: argparse._SubParsersAction, summary: str) -> None:
     p = subparsers.add_parser("view", help=summary, description=__doc__,
                               formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("ranking_dir", type=Path, metavar="RANKING_DIR", help="ranking folder (`hallubench rank` output)")
-    p.add_argument("run_dirs", type=Path, nargs="*", metavar="RUN_DIR", help="run folders to give a page each")
+    reads_folders(p.add_argument("ranking_dir", type=Path, metavar="RANKING_DIR",
+                                 help="ranking folder (`hallubench rank` output)"), "ranking")
+    reads_folders(p.add_argument("run_dirs", type=Path, nargs="*", metavar="RUN_DIR",
+                                 help="run folders to give a page each"), "run")
     p.add_argument("--out", type=Path, default=Path("site"), help="folder the site is written to (default ./site)")
     p.add_argument("--reference", type=Path, help="reference scores (as for `hallubench rank --reference`): adds rank "
                                                   "correlations with them to each board")
