@@ -7,9 +7,10 @@ run is never mistaken for a live one: the next run takes it over and says whose 
 holds the dead holder's record; a clean release empties it, a writer that fails or is interrupted leaves it).
 Whether a run folder's run finished is its own mark (harness/run_state.py).
 
-A command that reads a folder whole (`publish`, `rank --push-to-hub` to upload it; `rank`, `run --from-outputs`
-and the viewer to read a run folder, through harness/run_state.py) holds the same lock while it reads
-(`reading`): a writer at work refuses it, naming the writer; a writer starting meanwhile is refused, naming the
+A command that reads a folder whole (`publish`, `rank --push-to-hub` and `view --push-to-hub` to upload it;
+`rank`, `run --from-outputs` and the viewer to read a run folder, through harness/run_state.py, and the viewer a
+ranking folder, through ranking/report.py) holds the same lock while it reads (`reading`; a process reading a
+folder it already reads reuses its lock): a writer at work refuses it, naming the writer; a writer starting meanwhile is refused, naming the
 reader; two readers of one folder take turns. Readers hold it exclusively too, because a
 refused writer has to be told who holds the folder, and only an exclusive holder can write its name into the
 lock file. A folder whose last writer was killed is half-written, so a reader refuses it until a rerun finishes it.
