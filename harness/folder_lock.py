@@ -201,7 +201,7 @@ def inside(argument: str, lock: Callable[[Path], Any]) -> Callable:
 
         @functools.wraps(function)
         def locked(*args: Any, **kwargs: Any) -> Any:
-            with lock(Path(signature.bind(*args, **kwargs).arguments[argument])):
+            with lock(signature.bind(*args, **kwargs).arguments[argument]):
                 return function(*args, **kwargs)
         return locked
     return decorate
@@ -209,7 +209,7 @@ def inside(argument: str, lock: Callable[[Path], Any]) -> Callable:
 
 def writes_folder(purpose: str, argument: str = "output_dir") -> Callable:
     """Decorator: the function runs holding the lock of the folder passed as `argument`."""
-    return inside(argument, lambda folder: hold(folder, purpose))
+    return inside(argument, lambda folder: hold(Path(folder), purpose))
 
 
 @contextmanager
@@ -238,4 +238,4 @@ def reading(folder: Path, purpose: str, *markers: str) -> Iterator[FolderLock | 
 
 def reads_folder(purpose: str, argument: str, *markers: str) -> Callable:
     """Decorator: the function reads the folder passed as `argument` (to upload it) inside `reading`."""
-    return inside(argument, lambda folder: reading(folder, purpose, *markers))
+    return inside(argument, lambda folder: reading(Path(folder), purpose, *markers))

@@ -19,11 +19,11 @@ import os
 import shlex
 import sys
 from collections import Counter
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from hallubench.errors import FolderWriteError, MixedRunFolderError, UnfinishedRunError
 from hallubench.harness import folder_lock, store
@@ -32,6 +32,7 @@ from hallubench.models.redact import redact
 
 UNFINISHED = ".hallubench-unfinished.json"
 RESULTS = "results.json"
+MARKERS = (store.MERGED, RESULTS, UNFINISHED)  # a folder holding any of these is a run folder hallubench wrote
 # The commands whose argv, given again, resume a run folder.
 RESUMING_COMMANDS = ("run", "crosscheck", "demo")
 # Record fields that show how two records of one sample differ (the rest of a setting is hashed in the key).
@@ -186,7 +187,7 @@ def read_run_folder(folder: Path, purpose: str, *, results_must_match: bool = Tr
     `results_must_match`) when results.json and its charts are not those of one write (harness/atomic.py). The
     caller refuses a folder that lacks what it needs (records, results.json) with its own message."""
     folder = Path(folder)
-    with folder_lock.reading(folder, purpose, store.MERGED, RESULTS, UNFINISHED):
+    with folder_lock.reading(folder, purpose, *MARKERS):
         check_finished(folder)
         if results_must_match:  # a re-score writes results.json and its charts anew: it reads only the samples
             check_files(folder, f"Write them anew by running the command that made the folder again (it resumes), "
@@ -199,4 +200,23 @@ def read_run_folder(folder: Path, purpose: str, *, results_must_match: bool = Tr
 
 def reads_run_folder(purpose: str, argument: str) -> Callable:
     """Decorator: the function runs inside `read_run_folder` of the folder passed as its argument `argument`."""
-    return folder_lock.inside(argument, lambda folder: read_run_folder(folder, purpose))
+    return folder_lock.inside(argument, lambda folder: read_run_folder(Path(folder), purpose))
+
+
+@contextmanager
+def holding_run_folders(folders: Iterable[Path], purpose: str) -> Iterator[None]:
+    """The locks of every run folder of `folders` (as `read_run_folder` takes them), held until the block ends, so
+    that everything read from them meanwhile (each read through `read_run_folder`, which reuses the lock) comes from
+    one state of each folder."""
+    with ExitStack() as stack:
+        for folder in folders:
+            stack.enter_context(folder_lock.reading(Path(folder), purpose, *MARKERS))
+        yield
+
+
+def holds_run_folders(purpose: str, argument: str) -> Callable:
+    """Decorator: the function runs inside `holding_run_folders` of its argument `argument` (run folders, or a
+    mapping of names to run folders)."""
+    def folders(value: Any) -> Any:
+        return holding_run_folders(value.values() if isinstance(value, Mapping) else value, purpose)
+    return folder_lock.inside(argument, folders)

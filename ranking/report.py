@@ -94,4 +94,4 @@ def reading_ranking(folder: Path, purpose: str) -> Iterator[Path]:
 
 def reads_ranking(purpose: str, argument: str = "folder") -> Callable:
     """Decorator: the function runs inside `reading_ranking` of the folder passed as its argument `argument`."""
-    return folder_lock.inside(argument, lambda folder: reading_ranking(folder, purpose))
+    return folder_lock.inside(argument, lambda folder: reading_ranking(Path(folder), purpose))
