@@ -176,5 +176,5 @@ def test_a_full_disk_at_a_sample_append_names_the_file_that_failed(server, data_
     assert main(openai_run_argv(server, data_dir, out)) == 2
     err = capfd.readouterr().err
     assert f"cannot write {out / 'samples_rank0.jsonl'}: No space left on device" in err, err
-    assert run_state.UNFINISHED not in err and "the samples finished before are kept" in err
+    assert run_state.UNFINISHED not in err and "the finished samples are kept" in err
     assert (out / run_state.UNFINISHED).is_file(), "the mark stays: readers refuse the folder"
