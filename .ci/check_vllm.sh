@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Which vLLM releases install beside hallubench in one environment? For each release named (default: the ones the
-# README names), pip resolves vLLM and hallubench's declared ranges together without installing anything
+# install docs page names, docs/topics/install.md), pip resolves vLLM and hallubench's declared ranges together without installing anything
 # (`--dry-run`) and prints the transformers and torch it would pick, or the conflict. Needs PyPI (metadata only),
-# so it is not part of .ci/run. Exit 0 when every release behaves as the README says: 0.33.0 and 0.32.0 resolve,
+# so it is not part of .ci/run. Exit 0 when every release behaves as that page says: 0.33.0 and 0.32.0 resolve,
 # 0.31.0 does not.
 # Usage: .ci/check_vllm.sh [RELEASE=expected ...], e.g. .ci/check_vllm.sh 0.33.0=ok 0.31.0=conflict
 set -uo pipefail

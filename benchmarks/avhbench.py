@@ -4,7 +4,7 @@ Prompt: the release's `text`, verbatim (its README: "input text prompt"), with t
 (MediaSpec audio = the video's track): an omni model hears what it sees by default, and `--modality` removes
 either medium. Greedy decoding, 64 new tokens (the release names no decoding settings).
 
-Scored by the `avhbench` metric: the five numbers of the paper's tables and its repo leaderboard (accuracy,
+Scored by the `pope` metric: the five numbers of the paper's tables and its repo leaderboard (accuracy,
 precision, recall, F1, yes %), by POPE's official answer rule (AVHBench ships no scorer; its tables are POPE's).
 Tasks: `avhbench_audio_driven_video` (Audio-driven Video Hallucination), `avhbench_video_driven_audio`
 (Video-driven Audio Hallucination), `avhbench_av_matching` (AV Matching): each one table of the paper; and

@@ -95,7 +95,10 @@ HALLUSIONBENCH = Task(
     group=groups,
     metric_inputs=fields,
     higher_is_better=_higher_is_better("rule"),
+    # VLMEvalKit's yes/no rule since its commit 928a95b0 (2025-05-13); rule=vlmevalkit-2024 is the one before it
+    metric_args={"rule": "vlmevalkit"},
     source=SOURCE + "; rule: VLMEvalKit YOrN_Extraction",
+    version=2,  # 2: VLMEvalKit's current period rule by default
 )
 register_task(HALLUSIONBENCH)
 
@@ -103,6 +106,8 @@ register_task(dataclasses.replace(
     HALLUSIONBENCH,
     name="hallusionbench_judge",
     parser="hallusionbench_judge",
+    metric_args={},
+    version=1,
     higher_is_better=_higher_is_better("judge"),
     source=SOURCE + "; judge: the authors' GPT-4 prompt",
     program=Program(

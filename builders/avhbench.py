@@ -7,6 +7,10 @@ Rows keep the four fields; `label` of a judgment is stored lower-case ("yes"/"no
 by position (the release has none). Each video keeps its own soundtrack (the benchmark is audio-visual): the
 AV Matching videos with swapped audio are separate files in videos/, as released. The release's folder may be
 named AVHBench_v0 with json/QA.json and video/ (data/readme.txt); both spellings are read.
+
+A judgment asked twice (the same video_id, task and text) is kept once: a repeat with the same label is left out,
+and where the labels differ every copy is, since the release does not say which is right (each listed in
+skipped.jsonl, counted in the card's notes). QA.json is reported to hold 7 such repeats, 2 with conflicting labels.
 """
 from __future__ import annotations
 
@@ -17,7 +21,7 @@ import datasets
 
 from hallubench.errors import BuildError
 from hallubench.registry import register_builder
-from hallubench.builders.base import ReleaseBuilder, RowError, load_json_list, strings, subsets
+from hallubench.builders.base import ReleaseBuilder, RowError, load_json_list, repeats, strings, subsets
 
 # task name as released -> config name
 TASKS = {
@@ -31,6 +35,13 @@ FIELDS = ("video_id", "task", "text", "label")
 LAYOUT = "a list of {video_id, task, text, label}"
 ANNOTATIONS = ("QA.json", "json/QA.json")
 VIDEO_DIRS = ("videos", "video")
+
+
+def _judgment_key(record: Any) -> tuple | None:
+    """What a judgment asks (video, task, question); None for captioning and records that are not judgments."""
+    if not isinstance(record, dict) or record.get("task") in (None, CAPTIONING):
+        return None
+    return tuple(str(record.get(name)) for name in ("video_id", "task", "text"))
 
 
 @register_builder
@@ -52,7 +63,14 @@ class AVHBench(ReleaseBuilder):
             raise BuildError(f"{self.source}: expected {' or '.join(ANNOTATIONS)} ({LAYOUT}) and the folder "
                              f"{' or '.join(VIDEO_DIRS)}/ of <video_id>.mp4; put the official release there.")
         self.videos = videos
-        return path, load_json_list(self.release_file(path), LAYOUT)
+        records = load_json_list(self.release_file(path), LAYOUT)
+        self.left_out = repeats(map(_judgment_key, records), [str(r.get("label", "")).strip().lower()
+                                                              if isinstance(r, dict) else None for r in records])
+        if self.left_out:
+            conflicting = sum("another answer" in why for why in self.left_out.values())
+            self.notes.append(f"{len(self.left_out)} repeated judgments left out ({conflicting} of them asked again "
+                              "with another label, so no copy is kept); see skipped.jsonl.")
+        return path, records
 
     def convert(self, index: int, raw: Any) -> dict[str, Any]:
         values = strings(raw, FIELDS)

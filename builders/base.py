@@ -32,6 +32,8 @@ class ReleaseBuilder(datasets.GeneratorBasedBuilder):
 
     NAME: str = ""
     HUB_RELEASE: str | None = None  # the Hub dataset repo of the official release, in the layout read here
+    HUB_MIRRORS: tuple[str, ...] = ()  # repos the same release moved to, tried in order when HUB_RELEASE is gone
+    HUB_FILES: tuple[str, ...] | None = None  # the files of a Hub release the builder reads (allow_patterns; None: all)
     ELSEWHERE: str = ""  # where the release is published when it has no Hub copy in that layout
     FEATURES: datasets.Features | dict[str, datasets.Features]
     SUMMARY_COLUMNS: tuple[str, ...] = ()  # label-like columns whose value counts `summarize` shows
@@ -44,6 +46,7 @@ class ReleaseBuilder(datasets.GeneratorBasedBuilder):
         self.skip_missing = skip_missing
         self.skipped: list[dict[str, Any]] = []  # rows left out, each with file, index, id and reason
         self.notes: list[str] = []  # facts about this build worth a line in the dataset card
+        self.left_out: dict[int, str] = {}  # record index -> why it is left out (read_records may fill it)
         super().__init__(**kwargs)
 
     @classmethod
@@ -83,6 +86,10 @@ class ReleaseBuilder(datasets.GeneratorBasedBuilder):
         path, records = self.read_records()
         kept: dict[str, tuple[int, dict[str, Any]]] = {}
         for index, raw in enumerate(records):
+            if index in self.left_out:
+                self.skipped.append({"file": str(path), "index": index, "id": self.row_id(index, raw),
+                                     "reason": self.left_out[index]})
+                continue
             try:
                 row = self.convert(index, raw)
             except RowError as err:
@@ -162,6 +169,24 @@ def image_cell(folder: Path, rel: str) -> dict[str, Any]:
         (folder / rel).unlink(missing_ok=True)
         raise RowError(f"image {rel}: {err}") from err
     return {"path": rel, "bytes": data}
+
+
+def repeats(keys: Iterable[Any], answers: Iterable[Any]) -> dict[int, str]:
+    """The records to leave out among ones that ask the same thing (equal `keys`; None: no key): a repeat with the
+    first one's answer is left out as a repeat of it; where the answers differ, every one of them is, since the
+    release does not say which is right. Returns record index -> reason (ReleaseBuilder.left_out)."""
+    first: dict[Any, list[tuple[int, Any]]] = {}
+    for index, (key, answer) in enumerate(zip(keys, answers)):
+        if key is not None:
+            first.setdefault(key, []).append((index, answer))
+    out: dict[int, str] = {}
+    for members in first.values():
+        if len({repr(answer) for _, answer in members}) > 1:
+            listed = ", ".join(f"record {i} ({answer!r})" for i, answer in members)
+            out.update({i: f"asks the same as another record with another answer: {listed}" for i, _ in members})
+        else:
+            out.update({i: f"repeats record {members[0][0]}" for i, _ in members[1:]})
+    return out
 
 
 def open_parquet(path: Path, columns: Iterable[str], what: str) -> pq.ParquetFile:

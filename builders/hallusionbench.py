@@ -39,6 +39,8 @@ HUB_OPTIONAL = ("sample_note", "filename")
 class HallusionBench(ReleaseBuilder):
     NAME = "hallusionbench"
     HUB_RELEASE = "lmms-lab/HallusionBench"
+    HUB_MIRRORS = ("lmms-lab-encoder/HallusionBench",)  # lmms-eval's copies moved there on 2026-07-30
+    HUB_FILES = tuple(f"data/{split}-*" for split in HUB_SPLITS)
     SUMMARY_COLUMNS = ("category", "subcategory", "visual_input", "gt_answer")
     BUILDER_CONFIGS = [datasets.BuilderConfig(name="all")]
     DEFAULT_OUTPUT_CONFIG = "all"

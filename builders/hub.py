@@ -34,8 +34,11 @@ def parse_repo(text: str) -> tuple[str, str | None] | None:
     return repo, revision or None
 
 
-def download(repo_id: str, revision: str | None, what: str, manual: str) -> Snapshot:
-    """snapshot_download of the dataset repo; BuildError saying what to download and where on failure.
+def download(repo_id: str, revision: str | None, what: str, manual: str, files: tuple[str, ...] | None = None,
+             mirrors: tuple[str, ...] = ()) -> Snapshot:
+    """snapshot_download of the dataset repo (only `files`, as allow_patterns, when given), or where no such repo
+    exists, of each of `mirrors` in turn (the same release moved elsewhere); BuildError saying what to download and
+    where on failure.
 
     `what` names the content for messages; `manual` says what to do with a copy made by hand.
     """
@@ -44,24 +47,30 @@ def download(repo_id: str, revision: str | None, what: str, manual: str) -> Snap
                                         RepositoryNotFoundError, RevisionNotFoundError)
 
     at = f"@{revision}" if revision else ""
-    by_hand = (f"Download it yourself (`hf download {repo_id} --repo-type dataset"
-               f"{f' --revision {revision}' if revision else ''} --local-dir DIR`, or from "
-               f"https://huggingface.co/datasets/{repo_id}) and {manual}.")
-    try:
-        path = Path(snapshot_download(repo_id, repo_type="dataset", revision=revision))
-    except GatedRepoError as err:
-        raise BuildError(f"{what}: the Hub repo {repo_id} is gated: accept its terms at "
-                         f"https://huggingface.co/datasets/{repo_id} and log in (`hf auth login` or HF_TOKEN). "
-                         f"{by_hand} ({_first_line(err)})") from None
-    except RevisionNotFoundError:
-        raise BuildError(f"{what}: the Hub repo {repo_id} has no revision {revision!r}. {by_hand}") from None
-    except RepositoryNotFoundError:
-        raise BuildError(f"{what}: no Hub dataset repo {repo_id} (or it is private: log in with `hf auth login`). "
-                         f"{by_hand}") from None
-    except (LocalEntryNotFoundError, HfHubHTTPError, OSError) as err:
-        raise BuildError(f"{what}: could not download {repo_id}{at} from the Hub ({_first_line(err)}). "
-                         f"{by_hand}") from None
-    return Snapshot(path, repo_id, path.name)
+    tried = (repo_id, *mirrors)
+    for repo_id in tried:
+        by_hand = (f"Download it yourself (`hf download {repo_id} --repo-type dataset"
+                   f"{f' --revision {revision}' if revision else ''} --local-dir DIR`, or from "
+                   f"https://huggingface.co/datasets/{repo_id}) and {manual}.")
+        try:
+            path = Path(snapshot_download(repo_id, repo_type="dataset", revision=revision,
+                                          allow_patterns=list(files) if files else None))
+            return Snapshot(path, repo_id, path.name)
+        except GatedRepoError as err:
+            raise BuildError(f"{what}: the Hub repo {repo_id} is gated: accept its terms at "
+                             f"https://huggingface.co/datasets/{repo_id} and log in (`hf auth login` or HF_TOKEN). "
+                             f"{by_hand} ({_first_line(err)})") from None
+        except RevisionNotFoundError:
+            raise BuildError(f"{what}: the Hub repo {repo_id} has no revision {revision!r}. {by_hand}") from None
+        except RepositoryNotFoundError:
+            if repo_id != tried[-1]:
+                continue
+            raise BuildError(f"{what}: no Hub dataset repo {' or '.join(tried)} (or it is private: log in with "
+                             f"`hf auth login`). {by_hand}") from None
+        except (LocalEntryNotFoundError, HfHubHTTPError, OSError) as err:
+            raise BuildError(f"{what}: could not download {repo_id}{at} from the Hub ({_first_line(err)}). "
+                             f"{by_hand}") from None
+    raise AssertionError("unreachable: the last repo tried returns or raises")
 
 
 def _first_line(err: BaseException) -> str:
@@ -70,16 +79,21 @@ def _first_line(err: BaseException) -> str:
 
 
 def fetch_release(builder_cls: type[ReleaseBuilder], source: str | None) -> Snapshot:
-    """The official release of a benchmark from the Hub: its builder's HUB_RELEASE, or `source` ("hub:org/name[@rev]")."""
+    """The official release of a benchmark from the Hub: its builder's HUB_RELEASE, or `source` ("hub:org/name[@rev]").
+    Either one of the release's known copies (HUB_RELEASE and HUB_MIRRORS) is looked for in the others too when its
+    repo is gone; only the files the builder reads (HUB_FILES) are downloaded."""
     benchmark = builder_cls.NAME
     if source is None:
         if builder_cls.HUB_RELEASE is None:
             raise BuildError(f"{benchmark} has no official release on the Hub; download {builder_cls.ELSEWHERE} and "
                              f"pass its folder as --source.")
-        repo = (builder_cls.HUB_RELEASE, None)
+        repo: tuple[str, str | None] | None = (builder_cls.HUB_RELEASE, None)
     else:
         repo = parse_repo(source)
         if repo is None:
             raise BuildError(f"--source {source}: expected {HUB_PREFIX}<org>/<name>[@revision]")
+    copies = (builder_cls.HUB_RELEASE, *builder_cls.HUB_MIRRORS)
+    mirrors = tuple(copy for copy in copies if copy != repo[0]) if repo[0] in copies else ()
     return download(*repo, what=f"the {benchmark} release",
-                    manual=f"pass that folder as --source (`hallubench build {benchmark} --source DIR --out ...`)")
+                    manual=f"pass that folder as --source (`hallubench build {benchmark} --source DIR --out ...`)",
+                    files=builder_cls.HUB_FILES, mirrors=mirrors)

@@ -1,8 +1,10 @@
 """MHaluBench, all three parts, from the official release (Hub `openkg/MHaluBench`, Chen et al. 2024, UniHD).
 
 The release (huggingface.co/datasets/openkg/MHaluBench, the data behind github.com/zjunlp/EasyDetect) holds the
-validation set the paper scores detectors on, `MHaluBench_val-v0.1.json` (and a later `MHaluBench_val-v0.2.json`;
-the first one present is read, or the file named by --source), the images under `data/image-to-text/` (COCO and
+validation set the paper scores detectors on, `MHaluBench_val-v0.1.json`, and a later `MHaluBench_val-v0.2.json`.
+v0.1 is read where present, on purpose: UniHD's paper scores that one ("we conducted experiments using the
+evaluation benchmark from our published V0.1 version", footnote 4), so its Table 2 compares with a build of it; to
+build v0.2 (the later, apparently corrected file) name it as --source. The card says which file was read, the images under `data/image-to-text/` (COCO and
 TextVQA images of the image-captioning and VQA items) and `data/text-to-image/` (the generated images of the
 text-to-image items), and `MHaluBench_train.json` (HalDet-LLaVA's training set, not read here).
 
@@ -47,6 +49,7 @@ def first(raw: dict, names: tuple[str, str]) -> str:
 class MHaluBenchOfficial(ReleaseBuilder):
     NAME = "mhalubench_official"
     HUB_RELEASE = "openkg/MHaluBench"
+    HUB_FILES = (*VAL_FILES, "data/*")  # not MHaluBench_train.json (HalDet-LLaVA's training set)
     SUMMARY_COLUMNS = ("task_type",)
     BUILDER_CONFIGS = [datasets.BuilderConfig(name="all")]
     DEFAULT_OUTPUT_CONFIG = "all"
@@ -70,7 +73,8 @@ class MHaluBenchOfficial(ReleaseBuilder):
         else:
             path = self.source
         self.root = path.parent
-        self.notes.append(f"Read {path.name}.")
+        self.notes.append(f"Read {path.name}" + (" (the version UniHD's paper scores)." if path.name == VAL_FILES[0]
+                                                  else "."))
         return path, load_json_list(self.release_file(path), "the MHaluBench validation items (image_path, response, "
                                                             "task_type, annotation)")
 

@@ -42,6 +42,10 @@ HUB_COLUMNS = ("question_id", "question", "answer", "image_source", "image", "ca
 class Pope(ReleaseBuilder):
     NAME = "pope"
     HUB_RELEASE = "lmms-lab/POPE"
+    # lmms-eval moved its copies there on 2026-07-30 ("to relieve lmms-lab storage pressure")
+    HUB_MIRRORS = ("lmms-lab-encoder/POPE",)
+    # the test split only: the repo's Full/ folder holds the same probes again (about 255 MB)
+    HUB_FILES = ("data/test-*",)
     SUMMARY_COLUMNS = ("setting", "answer")
     BUILDER_CONFIGS = [datasets.BuilderConfig(name="coco")]
     DEFAULT_OUTPUT_CONFIG = "coco"

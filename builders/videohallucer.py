@@ -7,9 +7,14 @@ explanation]}, type} becomes two rows, basic first, sharing a `pair_id` "<subset
 the subset's JSON); the row ids add the role. The two questions of a pair may show different videos
 (semantic_detail). Videos are placed at "<subset>/videos/<file>" as released. A subset missing from the
 release is left out and named in the card's build notes; a release with none of them is an error.
+
+A pair identical to an earlier pair of the same subset is left out (both its rows, listed in skipped.jsonl, and
+counted in the card's notes): the Hub copy was uploaded on 2024-06-17, before the authors removed 24 repeated
+temporal pairs on GitHub (ae4c2f2: 200 -> 176), and its row ids, made from positions, would not show them as repeats.
 """
 from __future__ import annotations
 
+import json
 from pathlib import Path, PurePosixPath
 from typing import Any, Iterator
 
@@ -17,7 +22,7 @@ import datasets
 
 from hallubench.errors import BuildError
 from hallubench.registry import register_builder
-from hallubench.builders.base import ReleaseBuilder, RowError, load_json_list, strings, subsets
+from hallubench.builders.base import ReleaseBuilder, RowError, load_json_list, repeats, strings, subsets
 
 # The five subsets the paper evaluates (Table 2), in its order; the repo's extra interaction/ and fact_detect/
 # folders are not part of the benchmark's scores.
@@ -31,6 +36,7 @@ LAYOUT = "a list of {basic: {video, question, answer}, hallucination: {video, qu
 class VideoHallucer(ReleaseBuilder):
     NAME = "videohallucer"
     HUB_RELEASE = "bigai-nlco/VideoHallucer"
+    HUB_FILES = tuple(f"{subset}/*" for subset in SUBSETS)  # not the repo's interaction/ and fact_detect/
     SUMMARY_COLUMNS = ("subset", "answer")
     MEDIA_PATH_COLUMNS = ("video",)
     BUILDER_CONFIGS = [datasets.BuilderConfig(name="all")]
@@ -56,7 +62,13 @@ class VideoHallucer(ReleaseBuilder):
         if missing:
             self.notes.append(f"Subsets missing from the release, left out: {', '.join(missing)}.")
         pairs = {s: load_json_list(self.release_file(self.source / s / f"{s}.json"), LAYOUT) for s in present}
-        return self.source, ((s, i, role, pair) for s in present for i, pair in enumerate(pairs[s]) for role in ROLES)
+        records = [(s, i, role, pair) for s in present for i, pair in enumerate(pairs[s]) for role in ROLES]
+        self.left_out = repeats(((s, role, json.dumps(pair, sort_keys=True)) for s, _, role, pair in records),
+                                [None] * len(records))
+        if self.left_out:
+            self.notes.append(f"{len(self.left_out) // 2} pairs identical to an earlier pair of their subset left out "
+                              "(listed in skipped.jsonl; the authors removed such repeats on GitHub at ae4c2f2).")
+        return self.source, records
 
     def row_id(self, index: int, raw: Any) -> str | None:
         subset, pair_index, role, _ = raw

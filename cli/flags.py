@@ -28,8 +28,9 @@ def checked(parse):
 
 
 def reads_folders(action: argparse.Action, kind: str) -> argparse.Action:
-    """Mark `action` as naming folders of `kind` ("run" or "ranking") that its command reads or uploads. Each is read
-    through the one lock-taking reader of its kind (harness/run_state.read_run_folder, ranking/report.reading_ranking);
+    """Mark `action` as naming folders of `kind` ("run", "ranking", or "any" of them) that its command reads or
+    uploads. Each is read through the one lock-taking reader of its kind (harness/run_state.read_run_folder,
+    ranking/report.reading_ranking);
     tests/reliability/test_readers_take_the_lock.py walks every command's marked arguments and checks that each is
     refused while a writer holds that folder or after one was killed half-way (and fails on a path argument that is
     neither marked nor known to name something else)."""

@@ -45,6 +45,7 @@ COMMANDS: dict[str, str] = {
     "metrics": "list, install (for bare-name evaluate.load) or push the metrics",
     "models": "list the model families the hf adapter knows and the --model-args each adapter takes",
     "publish": "publish a run folder to the Hugging Face Hub",
+    "verify": "check that a run folder's per-answer verdicts re-aggregate to its results.json",
     "crosscheck": "generate evidence with several models and rank them",
     "rank": "CrossCheck leaderboard from run folders",
     "view": "a static site of a ranking: leaderboards, sentences coloured by CrossCheck score, run samples",

@@ -27,6 +27,7 @@ def _families(resolve: bool) -> list[dict[str, Any]]:
 
 
 def _adapters() -> dict[str, list[dict[str, Any]]]:
+    from hallubench.config import field_kinds, plain_type
     from hallubench.models import MODELS
 
     adapters = {}
@@ -34,7 +35,8 @@ def _adapters() -> dict[str, list[dict[str, Any]]]:
         config = getattr(MODELS[name], "config", None)
         if config is None:
             continue
-        adapters[name] = [{"name": f.name, "type": str(f.type),
+        kinds = field_kinds(config)  # what a field holds: endpoint, secret_env, name_or_path, ... (hallubench/config.py)
+        adapters[name] = [{"name": f.name, "type": plain_type(f.type), "kind": kinds[f.name],
                            "default": None if f.default is dataclasses.MISSING else f.default,
                            "required": f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING}
                           for f in dataclasses.fields(config)]
@@ -65,8 +67,9 @@ def _print(families: list[dict[str, Any]], adapters: dict[str, list[dict[str, An
         print(f"- {family['name']}: {note}{remote}{untested} {family['docs']}".replace("  ", " "))
     for name, fields in adapters.items():
         print(f"\n--model {name} --model-args (key=value,...):")
-        print(_table([["key", "type", "default"]] + [
-            [field["name"], field["type"], "(required)" if field["required"] else repr(field["default"])]
+        print(_table([["key", "type", "kind", "default"]] + [
+            [field["name"], field["type"], field["kind"] or "-",
+             "(required)" if field["required"] else repr(field["default"])]
             for field in fields]))
 
 

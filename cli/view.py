@@ -1,15 +1,18 @@
-"""`hallubench view`: a static site of a CrossCheck ranking and its run folders, to open from disk.
+"""`hallubench view`: a static site of run folders and/or a CrossCheck ranking, to open from disk.
 
-    hallubench view runs/cc/ranking --out site                      # then open site/index.html
+    hallubench view runs/llava runs/qwen --out site                 # models x benchmarks board; open site/index.html
+    hallubench view runs/cc/ranking --out site
     hallubench view runs/cc/ranking runs/cc/runs/* --out site --serve
-    hallubench view runs/cc/ranking --out site --push-to-hub you/leaderboard
+    hallubench view runs/* --out site --push-to-hub you/leaderboard
 
-index.html holds a leaderboard per board (rank, CrossCheck score with its 95 % interval, the sign test against the
-next model, SelfCheck and RefCheck, sortable columns, eta weights, judge and version, rank correlations); each
-item has a page with every model's sentences coloured by their CrossCheck score beside the item's media (copied
-from the dataset folder the runs read, when it is on this machine) and human reference; each RUN_DIR gets a page
-with its metrics and every sample (prompt, media used, raw output, parsed answer, reference), unreadable outputs
-highlighted. The site is plain HTML, CSS and JavaScript: no server, no network.
+index.html holds the models x benchmarks board of the run folders (one row per model, one column per task score
+with its 95 % interval and MINI/SUBSET/⚠ marks, each cell linking to its run page), the papers' published tables
+beside them (rows marked "published (paper, table)"), and a CrossCheck leaderboard per board of the ranking (rank,
+CrossCheck score with its 95 % interval on one axis, the sign test against the next model, SelfCheck and RefCheck,
+sortable columns, eta weights, judge and version, rank correlations); each item has a page with every model's
+sentences coloured by their CrossCheck score beside the item's media and human reference; each run folder gets a
+page with the terminal's results table, its data status (MINI DATA, SUBSET, unreadable, partial) and every sample
+with the verdict it was scored with. The site is plain HTML, CSS and JavaScript: no server, no network.
 """
 from __future__ import annotations
 
@@ -22,10 +25,9 @@ from hallubench.cli.flags import reads_folders
 def register(subparsers: argparse._SubParsersAction, summary: str) -> None:
     p = subparsers.add_parser("view", help=summary, description=__doc__,
                               formatter_class=argparse.RawDescriptionHelpFormatter)
-    reads_folders(p.add_argument("ranking_dir", type=Path, metavar="RANKING_DIR",
-                                 help="ranking folder (`hallubench rank` output)"), "ranking")
-    reads_folders(p.add_argument("run_dirs", type=Path, nargs="*", metavar="RUN_DIR",
-                                 help="run folders to give a page each"), "run")
+    reads_folders(p.add_argument("folders", type=Path, nargs="+", metavar="FOLDER",
+                                 help="a ranking folder (`hallubench rank` output, holding crosscheck.json) and/or run "
+                                      "folders, each given a page and a row of the models x benchmarks board"), "any")
     p.add_argument("--out", type=Path, default=Path("site"), help="folder the site is written to (default ./site)")
     p.add_argument("--reference", type=Path, help="reference scores (as for `hallubench rank --reference`): adds rank "
                                                   "correlations with them to each board")
@@ -43,18 +45,26 @@ def register(subparsers: argparse._SubParsersAction, summary: str) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
+    from contextlib import ExitStack
+
+    from hallubench.harness.run_state import holding_run_folders
     from hallubench.ranking.report import reading_ranking
-    from hallubench.view.site import build_site, is_mini
+    from hallubench.view.site import build_site, is_mini, split_folders
     from hallubench.view.space import push_site
 
-    # The ranking is held from the first read to the end of the upload: a `rank` writing it, or one killed half-way,
-    # refuses both, and none starts in between.
-    with reading_ranking(args.ranking_dir, "push-to-hub" if args.push_to_hub else "view"):
-        index = build_site(args.ranking_dir, args.run_dirs, args.out, reference=args.reference,
+    ranking_dir, run_dirs = split_folders(args.folders)
+    purpose = "push-to-hub" if args.push_to_hub else "view"
+    # Every folder shown is held from its first read to the end of the upload: a writer at work on one, or one killed
+    # half-way, refuses both, and none starts in between.
+    with ExitStack() as held:
+        if ranking_dir is not None:
+            held.enter_context(reading_ranking(ranking_dir, purpose))
+        held.enter_context(holding_run_folders(run_dirs, purpose))
+        index = build_site(ranking_dir, run_dirs, args.out, reference=args.reference,
                            reference_higher_is_better=args.reference_higher_is_better, data_dir=args.data_dir)
         print(f"site written: open {index.resolve()}")
         if args.push_to_hub:
-            url, commit = push_site(args.out, args.push_to_hub, mini=is_mini(args.ranking_dir),
+            url, commit = push_site(args.out, args.push_to_hub, mini=is_mini(ranking_dir, run_dirs),
                                     allow_mini_data=args.allow_mini_data, token=args.token,
                                     private=True if args.private else None)
             print(f"Space: {url} (commit {commit})")

@@ -31,6 +31,11 @@ class NotARankingFolderError(ConfigError):
     """A folder given as a ranking lacks what `hallubench rank` writes (crosscheck.json, sentences.jsonl) or holds a bad one."""
 
 
+class UntrustedRecordError(ConfigError):
+    """A config read back from a file we did not write (a run folder's results.json) names a server, a credential, a
+    path outside its folder or code to run, and the user gave no consent: refused before anything loads or connects."""
+
+
 class CorruptRecordError(ConfigError):
     """A line of a run folder's samples*.jsonl cannot be read as a sample record."""
 
@@ -110,6 +115,11 @@ class UnfinishedRunError(ConfigError):
 class MixedRunFolderError(ConfigError):
     """A run folder whose records (or results.json) come from more than one setting: model, limit, generation,
     media options or seed; the message names the two settings and what to do."""
+
+
+class VerdictMismatchError(HallubenchError):
+    """A run folder's results.json differs from what its per-answer verdicts re-aggregate to (`hallubench verify`);
+    the message names each task and metric that differ."""
 
 
 class RunInterrupted(HallubenchError):

@@ -43,7 +43,7 @@ LOCK_NAME = ".hallubench.lock"
 RANKS_NAME = ".hallubench-ranks.lock"
 # Purposes that only read the folder: to upload it, or to rank, re-score or show a run folder.
 UPLOADS = ("publish", "push-to-hub")
-READERS = (*UPLOADS, "rank (reading)", "re-score (reading)", "view")  # `rank` and `re-score` also write their output
+READERS = (*UPLOADS, "rank (reading)", "re-score (reading)", "view", "verify")  # `rank` and `re-score` also write their output
 _READING: dict[Path, "FolderLock"] = {}  # the folders this process holds for reading, by resolved path
 
 

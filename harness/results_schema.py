@@ -1,4 +1,4 @@
-"""The typed schema of a run's `results.json` (version 1).
+"""The typed schema of a run's `results.json` (version 2; version 1, without `verdicts`, is still read).
 
 Layout (all keys always present; lm-eval's `results` / `config` / `n-samples` split, kept typed):
 - `version`: schema version (int).
@@ -6,7 +6,8 @@ Layout (all keys always present; lm-eval's `results` / `config` / `n-samples` sp
   (or `scored_by` when scored across runs), effective generation settings, counts (`n_total` in the
   split less the rows the task excludes, times the levels of a `--perturb` run (one sample per item and
   level), `n_selected` after --limit, `n_errors` model/media errors,
-  `n_unparsed` outputs the parser could not read, `n_scored`, `n_without_media` rows left out because
+  `n_unparsed` outputs the metric's rule could not read (its verdicts' null readings; for a metric without verdicts,
+  the outputs the task's parser could not read), `n_scored`, `n_without_media` rows left out because
   `--modality` removes the medium they are asked about; `n_unreadable` answered items scored on output that
   could not be read (the unparsed ones, and for SAC3 those with a judge string counted inconsistent unread),
   `unreadable_share` their share of the answered items and `mostly_unreadable` when it exceeds
@@ -17,7 +18,10 @@ Layout (all keys always present; lm-eval's `results` / `config` / `n-samples` sp
   is better); `task_args`: the task's program and metric args as the run set them (`--task-args`; empty
   for tasks that take none); `answer_probs`: with `--answer-probs`, the answer words' mean first-token
   probabilities per perturbation level, group and reference answer, with intervals (harness/answer_probs.py; empty
-  otherwise); `dataset`: the data the task read, `{"id": Hub dataset repo or null, "revision":
+  otherwise); `verdicts`: sample id -> `{"verdict": "correct" | "wrong" | "unreadable" | "error", "reading": str or
+  null}`, how the headline counted each answer under the rule the metric used (`item_verdicts`, ARCHITECTURE.md "The
+  metric contract"), "error" for a model/media error; `{}` for a metric that gives no per-item verdict;
+  `dataset`: the data the task read, `{"id": Hub dataset repo or null, "revision":
   Hub commit sha or "sha256:<hex>" (a local folder's content fingerprint)}` (harness/dataset_source.py).
 - `model`: adapter name, model args, fingerprint.
 - `run`: options that shaped the run, process count and torch threads per process (CPU outputs are
@@ -34,7 +38,8 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+READS = (1, 2)  # version 1 has no `verdicts`: read with none
 MOSTLY_UNREADABLE = 0.2  # above this share of unreadable answers a score is flagged as made mostly of them
 
 
@@ -71,6 +76,7 @@ class TaskResult(GroupResult):
     task_args: dict[str, Any] = field(default_factory=dict)
     dataset: dict[str, Any] = field(default_factory=dict)
     answer_probs: dict[str, Any] = field(default_factory=dict)
+    verdicts: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 @dataclass
@@ -117,9 +123,10 @@ class Results:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "Results":
-        """Inverse of `to_dict`; ValueError on another schema version or unknown keys."""
-        if data.get("version") != SCHEMA_VERSION:
-            raise ValueError(f"results.json schema version {data.get('version')!r}; this hallubench reads {SCHEMA_VERSION}")
+        """Inverse of `to_dict` (of any version in READS); ValueError on another schema version or unknown keys."""
+        if data.get("version") not in READS:
+            raise ValueError(f"results.json schema version {data.get('version')!r}; this hallubench reads "
+                             f"{', '.join(map(str, READS))}")
         try:
             tasks = {}
             for name, task in data["tasks"].items():

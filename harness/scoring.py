@@ -1,9 +1,10 @@
 """Score saved outputs with the packaged evaluate modules (loaded from their folders by path, offline).
 
 Works from sample records alone, so `--from-outputs` re-scores a run folder without the model. The
-metric gets the raw outputs of the samples without errors (metrics parse them with the same parser
-the harness logs, and count unparseable outputs as wrong); errors and unparseable outputs are counted
-per task and per group. Every fraction the metric declares (`fractions`; a task that `summarize`s declares its
+metric gets the raw outputs of the samples without errors and reads them by its rule (task args applied);
+each answer's verdict under that rule (`item_verdicts`, the metric contract) goes into results.json's
+`verdicts`, and the unparsed, scored and unreadable counts, per task and per group, are the verdicts' (the
+task parser's reading, the record's `parsed`, where the metric gives no verdict). Every fraction the metric declares (`fractions`; a task that `summarize`s declares its
 summary's) gets `<name>_stderr` beside it (harness/uncertainty.py says how), and each task its version and each
 metric's direction (`higher_is_better`: the metric's declaration, and the task's for what its summary adds). A multi-step task may feed its
 metric other per-item arguments than the outputs (`Task.score_inputs`, e.g. SAC3's judge strings) and report a
@@ -24,7 +25,8 @@ from hallubench.harness.uncertainty import METHOD, STDERR, bootstrap_stderr
 from hallubench.registry import METRICS
 
 # What every metric class declares for the harness (ARCHITECTURE.md, "The metric contract").
-CONTRACT = ("fractions", "higher_is_better", "example_inputs")
+CONTRACT = ("fractions", "higher_is_better", "example_inputs", "item_verdicts")
+ERROR = {"verdict": "error", "reading": None}  # a record with a model/media error: not scored
 # Per-item bookkeeping in metric outputs that results.json reports in its own fields.
 _NOT_METRICS = ("by_group", "unparsed", "unparsed_indices", "n")
 
@@ -73,18 +75,25 @@ def without_media(record: dict[str, Any]) -> bool:
     return (record.get("error") or {}).get("class") == "MediumRemovedError"
 
 
-def _counts(task: Task, records: list[dict[str, Any]], into: GroupResult) -> list[dict[str, Any]]:
-    """Fill the counts of `into` from the stored parses; return the records without errors."""
+def _unread(record: dict[str, Any], verdicts: dict[str, dict[str, Any]]) -> bool:
+    """Whether the rule behind the score read nothing in an answered record: its verdict's reading is null, or,
+    where the metric gives no verdict for it, the task's parser read nothing."""
+    verdict = verdicts.get(str(record["id"]))
+    return record.get("parsed") is None if verdict is None else verdict["reading"] is None
+
+
+def count(task: Task, records: list[dict[str, Any]], into: GroupResult, verdicts: dict[str, dict[str, Any]]) -> None:
+    """Fill the counts of `into` from the records' verdicts (the stored parses where there are none)."""
     ok = [r for r in records if r.get("error") is None]
     into.n_selected, into.n_without_media = len(records), sum(map(without_media, records))
     into.n_errors = len(records) - len(ok) - into.n_without_media
-    into.n_unparsed = sum(r.get("parsed") is None for r in ok)
+    unread = [_unread(r, verdicts) for r in ok]
+    into.n_unparsed = sum(unread)
     into.n_scored = len(ok) - into.n_unparsed
     read_unread = task.unreadable or (lambda parsed: False)
-    into.n_unreadable = into.n_unparsed + sum(r.get("parsed") is not None and read_unread(r["parsed"]) for r in ok)
+    into.n_unreadable = into.n_unparsed + sum(not gone and read_unread(r.get("parsed")) for r, gone in zip(ok, unread))
     into.unreadable_share = into.n_unreadable / len(ok) if ok else None
     into.mostly_unreadable = bool(ok) and into.unreadable_share > MOSTLY_UNREADABLE
-    return ok
 
 
 def group_names(record: dict[str, Any]) -> list[str]:
@@ -122,6 +131,23 @@ def _values(output: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in _plain(output).items() if k not in _NOT_METRICS}
 
 
+def metric_records(task: Task, records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The records the metric takes: those without error, and where the task feeds the metric parsed inputs
+    (`score_inputs`), only those its parser could read (the rest are counted unparsed)."""
+    ok = [r for r in records if r.get("error") is None]
+    return [r for r in ok if r.get("parsed") is not None] if task.score_inputs is not None else ok
+
+
+def task_verdicts(task: Task, records: list[dict[str, Any]], task_args: dict[str, Any] | None = None
+                  ) -> dict[str, dict[str, Any]]:
+    """The `verdicts` scoring gives `records` (parsed) of `task` under the run's `task_args`."""
+    ok, metric_args = metric_records(task, records), task_arguments(task, task_args or {})[1]
+    metric = load_metric(task.metric) if task.metric is not None and ok else None
+    if metric is None or metric.item_verdicts is None:
+        return {}
+    return record_verdicts(records, ok, metric.item_verdicts(**_per_item_kwargs(task, ok), **metric_args))
+
+
 def score_task(task: Task, records: list[dict[str, Any]], n_total: int,
                task_args: dict[str, Any] | None = None) -> TaskResult:
     """TaskResult of `task` from its sample records, with per-group counts and metrics; `task_args` are the run's
@@ -134,7 +160,9 @@ def score_task(task: Task, records: list[dict[str, Any]], n_total: int,
     if records:
         result.generation = records[0]["generation"]
         result.sample_generation = records[0].get("sample_generation")
-    ok = _counts(task, records, result)
+    ok = metric_records(task, records)
+    result.verdicts = task_verdicts(task, records, task_args)
+    count(task, records, result, result.verdicts)
     result.answer_probs = summarize_answer_probs(records)
     by_group: dict[str, list[dict[str, Any]]] = defaultdict(list)
     if task.group is not None:
@@ -143,9 +171,7 @@ def score_task(task: Task, records: list[dict[str, Any]], n_total: int,
                 by_group[name].append(record)
         for name in sorted(by_group):
             result.groups[name] = GroupResult()
-            _counts(task, by_group[name], result.groups[name])
-    if task.score_inputs is not None:  # the metric takes what the parser could read; the rest is counted unparsed
-        ok = [r for r in ok if r.get("parsed") is not None]
+            count(task, by_group[name], result.groups[name], result.verdicts)
     if task.metric is not None and ok:
         metric, per_item = load_metric(task.metric), _per_item_kwargs(task, ok)
         summarize = task.summarize or (lambda out: out)
@@ -164,6 +190,33 @@ def score_task(task: Task, records: list[dict[str, Any]], n_total: int,
         result.higher_is_better = {name: directions.get(name) for name in result.metrics
                                    if not name.endswith(STDERR) and name in (*declared, *directions)}
     return result
+
+
+def record_verdicts(records: list[dict[str, Any]], scored: list[dict[str, Any]],
+                    given: list[tuple[str, str | None] | None] | None) -> dict[str, dict[str, Any]]:
+    """results.json's `verdicts` of a task: per sample id, how the headline counted it. `given` is the metric's
+    `item_verdicts` of the `scored` records (None for an item it gives no verdict, e.g. an AMBER description), or
+    None when the metric gives none at all (then `{}`). A record with an error is "error"; an answered one the
+    metric did not take (its task's parser read nothing, where the task feeds the metric parsed inputs) is
+    "unreadable"."""
+    if given is None:
+        return {}
+    ids = [str(record["id"]) for record in records]
+    repeated = sorted({i for i in ids if ids.count(i) > 1})
+    if repeated:
+        raise ValueError(f"sample ids {repeated[:5]} repeat within one task: verdicts are kept per sample id")
+    counted = {str(record["id"]): verdict for record, verdict in zip(scored, given)}
+    verdicts: dict[str, dict[str, Any]] = {}
+    for record in records:
+        key = str(record["id"])
+        if record.get("error") is not None:
+            verdicts[key] = dict(ERROR)
+        elif key not in counted:
+            verdicts[key] = {"verdict": "unreadable", "reading": None}
+        elif counted[key] is not None:
+            verdict, reading = counted[key]
+            verdicts[key] = {"verdict": verdict, "reading": reading}
+    return verdicts
 
 
 def _with_stderr(values: dict[str, Any], stderr: dict[str, float | None]) -> dict[str, Any]:

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from hallubench.config import PluginConfig
+from hallubench.config import Benign, NameOrPath, Opaque, PluginConfig
 from hallubench.errors import ConfigError
 from hallubench.registry import register_judge
 
@@ -26,11 +26,11 @@ class EmbeddingJudgeArgs(PluginConfig):
     # it encodes each call's new texts together, so large calls keep the encoder's batches full
     pairs_per_call: ClassVar[int] = 2048
 
-    model_dir: str | None = None
-    device: str = "cpu"
+    model_dir: NameOrPath[str | None] = None
+    device: Benign[str] = "cpu"
     batch_size: int = 64
-    language: str = "en"
-    sentence_splitter: str = "auto"
+    language: Benign[str] = "en"
+    sentence_splitter: Benign[str] = "auto"
 
 
 register_judge("embedding", config=EmbeddingJudgeArgs, target="hallubench.judges.embedding:from_config")
@@ -40,11 +40,11 @@ register_judge("embedding", config=EmbeddingJudgeArgs, target="hallubench.judges
 class NLIJudgeArgs(PluginConfig):
     """`--judge nli`: an MNLI checkpoint and the names of its contradiction and entailment labels."""
 
-    pretrained: str
-    device: str = "cpu"
+    pretrained: NameOrPath[str]
+    device: Benign[str] = "cpu"
     batch_size: int = 16
-    contradiction: str = "contradiction"
-    entailment: str = "entailment"
+    contradiction: Benign[str] = "contradiction"
+    entailment: Benign[str] = "entailment"
 
 
 register_judge("nli", config=NLIJudgeArgs, target="hallubench.judges.nli:from_config")
@@ -83,10 +83,10 @@ class LLMJudgeArgs(ChatJudgeArgs):
     to the adapter, checked against its own config (pretrained=..., dtype=..., as in --model-args)."""
 
     pairs_per_call: ClassVar[int] = 256  # the judge model batches its own forward passes inside a call
-    adapter: str = "hf"
+    adapter: Benign[str] = "hf"  # a registered adapter's name
     batch_size: int = 16
-    mode: str = "generate"
-    model_args: dict[str, Any] = field(default_factory=dict)
+    mode: Benign[str] = "generate"
+    model_args: Opaque[dict[str, Any]] = field(default_factory=dict)  # checked by the adapter's own config
 
     def __post_init__(self):
         if self.mode not in LLM_MODES:
@@ -100,18 +100,19 @@ class ImplicitJudgeArgs(ChatJudgeArgs):
     models, reloaded as their results.json records them, on `evidence_device` (hf; default: the judge's
     `device`, else cpu); they see each item's media as their run did, read from the run's --data-dir or from
     `data_dir`. `judge_sees_media` also shows the judge the media (a multimodal judge). `prompts`: "table9" (the
-    paper's Table 9, the default) or "ours-v1" (our earlier wording). A run folder is data: an evidence model that
-    would run code it names (`trust_remote_code`) or reach a server it names (a remote adapter: its `base_url`, with
-    the key in the `api_key_env` it names) is refused unless `trust_run_models` is true."""
+    paper's Table 9, the default) or "ours-v1" (our earlier wording). A run folder is data: an evidence model whose
+    recorded arguments would run code (`trust_remote_code`), reach a server (`base_url`, even an adapter's default),
+    send a credential (`api_key_env`) or read a path outside the run folder (a local `pretrained`; a Hub id is fine)
+    is refused unless `trust_run_models` is true: the adapter config's field kinds decide (PluginConfig.from_recorded)."""
 
-    adapter: str = "hf"
+    adapter: Benign[str] = "hf"  # a registered adapter's name
     batch_size: int = 8
-    data_dir: str | None = None
-    evidence_device: str | None = None
+    data_dir: NameOrPath[str | None] = None
+    evidence_device: Benign[str | None] = None
     judge_sees_media: bool = False
-    prompts: str = "table9"
+    prompts: Benign[str] = "table9"
     trust_run_models: bool = False
-    model_args: dict[str, Any] = field(default_factory=dict)
+    model_args: Opaque[dict[str, Any]] = field(default_factory=dict)  # checked by the adapter's own config
 
     def __post_init__(self):
         for name in ("judge_sees_media", "trust_run_models"):

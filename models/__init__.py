@@ -5,8 +5,11 @@ registers where it is defined (`@register_model`), or, when its module is heavy,
 next to its config (models/configs.py), so `hallubench models` and `--help` import no torch."""
 from __future__ import annotations
 
+from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
+from hallubench.errors import ConfigError, UntrustedRecordError
 from hallubench.registry import MODELS, discover_modules
 
 from .configs import HFArgs, OpenAIArgs, runs_locally
@@ -43,6 +46,35 @@ def get_model(name: str, **model_args: Any) -> ChatModel:
     return MODELS[name](**model_args)
 
 
+def recorded_model_args(name: str, args: Mapping[str, Any], *, source: str, folder: str | Path, consent_flag: str,
+                        trusted: bool = False, given: Mapping[str, Any] | None = None, where: str = "") -> dict[str, Any]:
+    """The arguments of adapter `name` as `source` (a file in `folder` we did not write: a run's results.json) records
+    them, to reload that model: checked by the adapter's config and its field kinds (PluginConfig.from_recorded), so
+    unless `trusted` (the user passed `consent_flag`) or the user `given` them, they name no server, credential
+    variable, code to run or path outside `folder` (UntrustedRecordError, before anything loads or connects). An
+    adapter with no config cannot be checked, so it needs the consent. Returns the arguments as recorded."""
+    if name not in MODELS:
+        raise ConfigError(f"{source}: {where}model {name!r} is not an adapter here; choose one of {', '.join(sorted(MODELS))}")
+    config = getattr(MODELS[name], "config", None)
+    if config is None and not trusted:
+        raise UntrustedRecordError(f"{source}: adapter {name!r} declares no config, so what the file records for it "
+                                   f"cannot be checked. A file we did not write is data: pass {consent_flag} to allow it")
+    if config is not None:
+        config.from_recorded(_model_named(args), source=source, folder=folder, what=f"reloading the {name} adapter",
+                             consent_flag=consent_flag, trusted=trusted, given=_model_named(given or {}),
+                             where=f"{where}model_args.",
+                             aliases={"model": "pretrained"} if "pretrained" in args and "model" not in args else None)
+    return dict(args)
+
+
+def _model_named(args: Mapping[str, Any]) -> dict[str, Any]:
+    """`args` with lm-eval's `pretrained` read as the adapters' `model`."""
+    args = dict(args)
+    if "pretrained" in args and "model" not in args:
+        args["model"] = args.pop("pretrained")
+    return args
+
+
 def adapter_runs_locally(name: str) -> bool:
     """Whether the adapter `name` runs on this machine (its config has a `device`; models/configs.runs_locally); an
     unknown name does not."""
@@ -56,4 +88,4 @@ discover_modules(__name__, __path__, skip=HEAVY)
 
 __all__ = ["AudioPart", "ChatModel", "Conversation", "GenerationError", "GenerationSettings", "ImagePart",
            "HFArgs", "MODELS", "Message", "OpenAIArgs", "Part", "TextPart", "VideoPart", "adapter_runs_locally",
-           "get_model", "model_config"]
+           "get_model", "model_config", "recorded_model_args"]

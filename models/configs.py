@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from hallubench.config import PluginConfig
+from hallubench.config import Benign, Endpoint, NameOrPath, Opaque, PluginConfig, RunsCode, SecretEnv
 from hallubench.registry import register_model
 
 # transformers' GenerationConfig cache implementations (generation/configuration_utils.py), listed here so the
@@ -35,19 +35,19 @@ class HFArgs(PluginConfig):
     that fits, found on the first batch (from 64, halved on out-of-memory, and again if a later one does not fit);
     elsewhere 4."""
 
-    model: str
-    revision: str | None = None
-    dtype: str = "auto"
-    device: str = "cpu"
-    device_map: str | dict[str, Any] | None = None
-    batch_size: int | str = 4  # or "auto"
-    attn_implementation: str | None = None
-    trust_remote_code: bool = False
-    processor_kwargs: dict[str, Any] | None = None
+    model: NameOrPath[str]
+    revision: Benign[str | None] = None
+    dtype: Benign[str] = "auto"
+    device: Benign[str] = "cpu"
+    device_map: Benign[str | dict[str, Any] | None] = None  # accelerate's: "auto" or module -> device
+    batch_size: Benign[int | str] = 4  # or "auto"
+    attn_implementation: Benign[str | None] = None  # one of hf_loading.ATTENTION, checked before loading
+    trust_remote_code: RunsCode[bool] = False
+    processor_kwargs: Opaque[dict[str, Any] | None] = None
     min_pixels: int | None = None
     max_pixels: int | None = None
     use_audio_in_video: bool = False
-    cache_implementation: str | None = None
+    cache_implementation: Benign[str | None] = None
 
     def __post_init__(self) -> None:
         if self.batch_size != AUTO and (isinstance(self.batch_size, bool) or not isinstance(self.batch_size, int)
@@ -74,16 +74,16 @@ register_model("hf", config=HFArgs, target="hallubench.models.hf:HFChatModel")
 class OpenAIArgs(PluginConfig):
     """`--model openai`: an OpenAI-compatible chat completions server."""
 
-    model: str
-    base_url: str = "https://api.openai.com/v1"
-    api_key_env: str | None = "OPENAI_API_KEY"
+    model: Benign[str]  # the name the server knows the model by
+    base_url: Endpoint[str] = "https://api.openai.com/v1"
+    api_key_env: SecretEnv[str | None] = "OPENAI_API_KEY"
     timeout: float = 120.0
     max_retries: int = 5
     backoff: float = 1.0
     max_backoff: float = 60.0
     concurrency: int = 8
-    video_mode: str = "frames"
-    extra_body: dict[str, Any] | None = None
+    video_mode: Benign[str] = "frames"
+    extra_body: Opaque[dict[str, Any] | None] = None
     retry_budget: float = 600.0
 
 

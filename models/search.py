@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
-from hallubench.config import PluginConfig
+from hallubench.config import Benign, Endpoint, NameOrPath, PluginConfig, SecretEnv
 from hallubench.models.protocol import Conversation, GenerationError, GenerationSettings, TextPart
 from hallubench.registry import register_model
 
@@ -33,15 +33,15 @@ NOTHING_FOUND = "No good Google Search Result was found"
 
 @dataclass(frozen=True)
 class SearchArgs(PluginConfig):
-    model: str  # "serper", or a corpus file for offline search
+    model: NameOrPath[str]  # "serper", or a corpus file for offline search
     model_is_checkpoint: ClassVar[bool] = False  # so the harness does not check `model` as a checkpoint folder
-    base_url: str = "https://google.serper.dev"
-    api_key_env: str = "SERPER_API_KEY"
+    base_url: Endpoint[str] = "https://google.serper.dev"
+    api_key_env: SecretEnv[str] = "SERPER_API_KEY"
     snippets: int = 10  # EasyDetect config.yaml snippet_cnt
     timeout: float = 30.0
-    embedder: str | None = None
+    embedder: NameOrPath[str | None] = None
     top_k: int = 5
-    device: str = "cpu"
+    device: Benign[str] = "cpu"
 
 
 def query_of(conversation: Conversation) -> str:

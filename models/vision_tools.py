@@ -21,27 +21,27 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from hallubench.config import PluginConfig
+from hallubench.config import Benign, NameOrPath, PluginConfig
 from hallubench.models.protocol import Conversation, GenerationSettings, ImagePart, TextPart
 from hallubench.registry import register_model
 
 
 @dataclass(frozen=True)
 class GroundingDinoArgs(PluginConfig):
-    model: str  # a Grounding DINO checkpoint (Hub id or folder)
-    revision: str | None = None
-    device: str = "cpu"
+    model: NameOrPath[str]  # a Grounding DINO checkpoint (Hub id or folder)
+    revision: Benign[str | None] = None
+    device: Benign[str] = "cpu"
     box_threshold: float = 0.35
     text_threshold: float = 0.25
 
 
 @dataclass(frozen=True)
 class SceneTextArgs(PluginConfig):
-    model: str  # a transformers OCR checkpoint reading one cropped word (VisionEncoderDecoder, e.g. TrOCR)
-    detector: str = "IDEA-Research/grounding-dino-tiny"
-    revision: str | None = None
-    device: str = "cpu"
-    caption: str = "word.number"
+    model: NameOrPath[str]  # a transformers OCR checkpoint reading one cropped word (VisionEncoderDecoder, e.g. TrOCR)
+    detector: NameOrPath[str] = "IDEA-Research/grounding-dino-tiny"
+    revision: Benign[str | None] = None
+    device: Benign[str] = "cpu"
+    caption: Benign[str] = "word.number"  # the detector's text prompt
     box_threshold: float = 0.2
     text_threshold: float = 0.25
     area_threshold: float = 0.001

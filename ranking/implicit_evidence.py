@@ -36,11 +36,12 @@ from hallubench.judges.base import Pair
 from hallubench.judges.configs import ImplicitJudgeArgs
 from hallubench.judges.implicit import ImplicitMultimodalJudge, Subject
 from hallubench.loaders import MediaError
-from hallubench.models import adapter_runs_locally
+from hallubench.models import recorded_model_args
 from hallubench.models.protocol import ChatModel
 from hallubench.models.redact import MASK
 from hallubench.ranking.collect import TaskResponses, read_run
 from hallubench.ranking.evidence_judges import EvidenceJudges
+from hallubench.ranking.specs import ModelSpec
 
 T = TypeVar("T")
 PAIRS_PER_CALL = 64  # pairs per judge call and cache write: an interrupted ranking keeps all but the last
@@ -62,36 +63,18 @@ class EvidenceRun:
 TRUST = "--judge-args trust_run_models=true"
 
 
-def check_trusted(path: Path, name: str, options: Mapping[str, Any]) -> None:
-    """ConfigError naming the field and the flag when reloading the run's model as recorded would run code or reach
-    a server (with a credential) that the run folder names: a run folder is data, that needs the user's word."""
-    adapter, args = options.get("model"), options.get("model_args") or {}
-    if not isinstance(args, dict):
-        raise ConfigError(f"{path}: run.options.model_args is {args!r}, not a mapping of adapter arguments")
-    if args.get("trust_remote_code") not in (None, False):
-        raise ConfigError(
-            f"{path}: run.options.model_args.trust_remote_code is {args['trust_remote_code']!r}, so reloading model "
-            f"{name!r} would run the code its checkpoint {args.get('model', args.get('pretrained'))!r} carries. A run "
-            f"folder is data: read that code, then pass {TRUST} to allow it")
-    if not adapter_runs_locally(str(adapter)):
-        where = args.get("base_url", "its default server")
-        key = args.get("api_key_env", "its default key variable")
-        raise ConfigError(
-            f"{path}: run.options.model is {adapter!r}, so reloading model {name!r} would send the items to "
-            f"run.options.model_args.base_url ({where}) with the key in the environment variable "
-            f"run.options.model_args.api_key_env ({key}), both named by the run folder. A run folder is data: check "
-            f"them, then pass {TRUST} to allow it")
-
-
-def read_evidence_run(name: str, folder: Path, trusted: bool = False) -> EvidenceRun:
-    """The run folder `folder` (model `name`) with what reloading its model needs; ConfigError when it lacks it, or
-    (unless `trusted`) when reloading it would run code or reach a server the folder names."""
+def read_evidence_run(name: str, folder: Path, trusted: bool = False, given: ModelSpec | None = None) -> EvidenceRun:
+    """The run folder `folder` (model `name`) with what reloading its model needs; ConfigError when it lacks it, and
+    (unless `trusted`) UntrustedRecordError when its recorded model would run code, reach a server, send a credential
+    or read a path outside the folder that the folder names (models.recorded_model_args: the adapter config's field
+    kinds decide). `given`: the model the user gave for this run (crosscheck's own runs), whose arguments count as
+    the user's word. Only the run's own model is reloaded: its helper roles and --include are not."""
     path = Path(folder) / RESULTS
     if not path.is_file():
         raise ConfigError(f"--judge implicit reloads each run's model from its {RESULTS}; {folder} (model {name!r}) has "
                           "none: finish that run (rerun the same `hallubench run` command) first")
     try:
-        results = json.loads(path.read_text())
+        results = json.loads(path.read_text(encoding="utf-8"))
         options = results["run"]["options"]
         fingerprint = results["model"]["fingerprint"]
     except (OSError, ValueError, KeyError, TypeError) as err:
@@ -99,16 +82,20 @@ def read_evidence_run(name: str, folder: Path, trusted: bool = False) -> Evidenc
                           "run or leave the folder out") from None
     if not isinstance(options, dict):
         raise ConfigError(f"{path}: run.options is {options!r}, not a mapping of run options")
-    if not trusted:
-        check_trusted(path, name, options)
-    if MASK in json.dumps(options.get("model_args")):
+    adapter, args = str(options.get("model")), options.get("model_args") or {}
+    if not isinstance(args, dict):
+        raise ConfigError(f"{path}: run.options.model_args is {args!r}, not a mapping of adapter arguments")
+    if MASK in json.dumps(args):
         raise ConfigError(f"{path}: the model args hold a masked credential ({MASK}), so --judge implicit cannot reload "
                           f"model {name!r}; give credentials through api_key_env, not in base_url")
-    fields = {f.name for f in dataclasses.fields(RunOptions)}
+    args = recorded_model_args(adapter, args, source=str(path), folder=folder, consent_flag=TRUST, trusted=trusted,
+                               given=given.model_args if given is not None and given.model == adapter else None,
+                               where="run.options.")
+    fields = {f.name for f in dataclasses.fields(RunOptions)} - {"helpers", "include"}
     records = read_run(name, folder)
     first = next(record for per_task in records.values() for record in per_task.values())
     return EvidenceRun(name, Path(folder), first["model"], fingerprint,
-                       RunOptions(**{k: v for k, v in options.items() if k in fields}), records)
+                       RunOptions(**{**{k: v for k, v in options.items() if k in fields}, "model_args": args}), records)
 
 
 class EvidenceModels:
@@ -248,10 +235,12 @@ class ImplicitEvidenceJudges(EvidenceJudges):
 
     reads_text = False  # it checks sentences against the item's input, not against a text
 
-    def __init__(self, config: ImplicitJudgeArgs, run_dirs: Mapping[str, Path], cache: JudgmentCache | None) -> None:
+    def __init__(self, config: ImplicitJudgeArgs, run_dirs: Mapping[str, Path], cache: JudgmentCache | None,
+                 run_models: Mapping[str, ModelSpec] | None = None) -> None:
         from hallubench.models import get_model
 
-        runs = {name: read_evidence_run(name, Path(folder), config.trust_run_models) for name, folder in run_dirs.items()}
+        runs = {name: read_evidence_run(name, Path(folder), config.trust_run_models, (run_models or {}).get(name))
+                for name, folder in run_dirs.items()}
         try:
             judge_model = get_model(config.adapter, **config.model_args)
         except (OSError, ValueError) as err:  # no such checkpoint, bad dtype, missing API key, ...

@@ -45,12 +45,13 @@ def make_judge(kind: str, judge_args: Mapping[str, Any] | None = None, cache: Ju
 
 
 def make_evidence_judges(kind: str, judge_args: Mapping[str, Any] | None, cache: JudgmentCache | None,
-                         run_dirs: Mapping[str, Any]) -> EvidenceJudges:
+                         run_dirs: Mapping[str, Any], run_models: Mapping[str, Any] | None = None) -> EvidenceJudges:
     """How a ranking of `run_dirs` judges with `kind`: one cached judge for all evidence (make_judge), or the
-    per-run judges of a `per_run` factory."""
+    per-run judges of a `per_run` factory (`run_models`: the ModelSpec the user gave for a run, where the runs were
+    made from the user's own specs, as crosscheck's are)."""
     factory = JUDGES[kind]
     if getattr(factory, "per_run", False):
-        return factory(judge_config(kind, judge_args), run_dirs=run_dirs, cache=cache)
+        return factory(judge_config(kind, judge_args), run_dirs=run_dirs, cache=cache, run_models=run_models)
     return EvidenceJudges(kind, make_judge(kind, judge_args, cache))
 
 

@@ -135,14 +135,15 @@ def rank(run_dirs: Mapping[str, Path] | Sequence[Path], output_dir: Path, *, tas
          judge: str = "embedding", judge_args: Mapping[str, Any] | None = None, cache: Path | None = None,
          weighting: str = "task", temperature: float = 0.1, refcheck: bool = False,
          reference: Path | None = None, reference_higher_is_better: bool = False, strict_judging: bool = False,
-         config: Mapping[str, Any] | None = None) -> Ranking:
+         config: Mapping[str, Any] | None = None, run_models: Mapping[str, ModelSpec] | None = None) -> Ranking:
     """Rank the models of `run_dirs` (name -> run folder, or folders named by their last component) on every
     cross-checkable task they hold (or `tasks`); write the ranking folder `output_dir` and return the Ranking.
 
     Every model is target and evidence (its own samples included, as in the paper); `refcheck` also judges
     the targets against the rows' human references (RefCheck) and correlates with it; `reference` is a file
     for `load_reference`. Runs whose results.json marks ranked tasks as made on the mini benchmarks make a
-    ranking marked so (`Ranking.mini_data`).
+    ranking marked so (`Ranking.mini_data`). `run_models`: the model the user gave for each run (crosscheck's
+    runs, made from the user's specs): what a judge that reloads the runs' models may take as the user's word.
     """
     if weighting not in WEIGHTINGS:
         raise ConfigError(f"--weighting {weighting!r}: choose one of {', '.join(WEIGHTINGS)}")
@@ -154,7 +155,7 @@ def rank(run_dirs: Mapping[str, Path] | Sequence[Path], output_dir: Path, *, tas
     ref = load_reference(reference, reference_higher_is_better) if reference else None
     responses = collect(dict(run_dirs), list(tasks) if tasks else None)
     mini = mini_data(run_dirs, [r.task for r in responses])
-    judges = make_evidence_judges(judge, judge_args, JudgmentCache(cache) if cache else None, run_dirs)
+    judges = make_evidence_judges(judge, judge_args, JudgmentCache(cache) if cache else None, run_dirs, run_models)
     judges.set_strict(strict_judging)  # a pair failing alone aborts instead of being recorded as a judge error
     try:
         boards = judges.build_boards(lambda: _judge_boards(responses, judges, weighting, temperature, refcheck))
@@ -207,7 +208,8 @@ def crosscheck(models: Sequence[ModelSpec], tasks: Sequence[str], output_dir: Pa
     config = {"models": [{"name": m.name, "model": m.model, "model_args": redact_values(m.model_args)} for m in models],
               "tasks": list(tasks), "num_samples": num_samples, "limit": limit,
               "run_options": {k: str(v) if isinstance(v, Path) else v for k, v in options.items()}}
-    return rank(folders, Path(output_dir) / RANKING, tasks=tasks, judge=judge, config=config, **rank_options)
+    return rank(folders, Path(output_dir) / RANKING, tasks=tasks, judge=judge, config=config,
+                run_models={m.name: m for m in models}, **rank_options)
 
 
 def _plugins() -> dict[str, Any]:

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import datasets
 import pytest
+from builders_support import load_here
 from hub_server import Repo, StandInHub
 from test_build_from_hub import card_source, hallubench
 
@@ -93,6 +94,25 @@ def test_bad_label_and_missing_layout_are_named(release, tmp_path):
     (tmp_path / "empty").mkdir()
     with pytest.raises(BuildError, match="expected QA.json or json/QA.json"):
         build("avhbench", tmp_path / "empty", tmp_path / "none")
+
+
+def test_a_judgment_asked_twice_is_kept_once_and_one_with_two_labels_not_at_all(release, tmp_path):
+    """QA.json is reported to repeat 7 (video, question) judgments, 2 with conflicting labels."""
+    repeated = tmp_path / "repeated"
+    shutil.copytree(release, repeated)
+    qa = json.loads((repeated / "QA.json").read_text())
+    judgments = [i for i, row in enumerate(qa) if row["task"] != "AV Captioning"]
+    same, other = qa[judgments[0]], dict(qa[judgments[1]])
+    other["label"] = "No" if other["label"].lower() == "yes" else "Yes"
+    (repeated / "QA.json").write_text(json.dumps([*qa, dict(same), other]))
+    out = build("avhbench", repeated, tmp_path / "out")
+    skipped = {row["index"]: row["reason"] for row in map(json.loads, (out / "skipped.jsonl").read_text().splitlines())}
+    assert skipped.keys() == {len(qa), judgments[1], len(qa) + 1}
+    assert skipped[len(qa)] == f"repeats record {judgments[0]}"
+    assert "another answer" in skipped[judgments[1]] and "another answer" in skipped[len(qa) + 1]
+    assert "3 repeated judgments left out (2 of them asked again with another label" in (out / "README.md").read_text()
+    rows = load_here(out, "all", tmp_path)
+    assert len(rows) == len(qa) - 1
 
 
 def test_without_source_it_says_where_the_release_is_and_a_hub_copy_builds(release, tmp_path):

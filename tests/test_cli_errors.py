@@ -22,8 +22,9 @@ def _errors(tmp_path) -> dict[str, tuple[list[str], int, str]]:
         "rank": (["rank", missing, "--output-dir", str(tmp_path / "ranking")], 2, "holds no samples.jsonl"),
         "crosscheck": (["crosscheck", "--tasks", "cmm"], 2, "give the models"),
         "publish": (["publish", missing, "--repo", "org/name"], 2, "has no results.json"),
-        "view": (["view", missing], 2, "is not a ranking folder"),
+        "view": (["view", missing], 2, "is neither a ranking folder"),
         "metrics": (["metrics", "push", "pa_hr", "cchall", "--repo", "org/name"], 2, "--repo names one Space"),
+        "verify": (["verify", missing], 2, "is not a run folder"),
     }
 
 
@@ -35,7 +36,7 @@ def test_every_command_has_an_error_case(tmp_path):
     assert set(_errors(tmp_path)) | set(RAISED_INSIDE) == set(cli.COMMANDS)
 
 
-@pytest.mark.parametrize("command", ["run", "build", "rank", "crosscheck", "publish", "view", "metrics"])
+@pytest.mark.parametrize("command", ["run", "build", "rank", "crosscheck", "publish", "view", "metrics", "verify"])
 def test_a_user_error_prints_its_message_and_exit_code(command, tmp_path, capsys):
     argv, code, message = _errors(tmp_path)[command]
     assert cli.main(argv) == code

@@ -65,12 +65,36 @@ def test_headline_numbers_are_the_cmm_scorers(run_dir):
     assert sum(strict) / len(strict) != pytest.approx(overall[2])
 
 
-def test_strict_parsers_unparsed_counts_stay_beside_the_headline(run_dir):
-    out, _ = run_dir
+def test_each_answers_verdict_and_the_counts_follow_the_headlines_rule(run_dir):
+    """Each sample's verdict is what the CMM scorer counted it as (its reference in the first five characters), not
+    the strict parser's reading ("There is no dog." reads "no" but is wrong); the unparsed counts are the answers
+    that rule reads nothing in, overall and per group."""
+    out, data = run_dir
     records, _ = store.read_jsonl(out / "samples.jsonl")
+    rows = {row["id"]: row for row in load_rows(data / "cmm", get_task("cmm"))[0]}
     task = Results.from_dict(json.loads((out / "results.json").read_text())).tasks["cmm"]
-    parse = get_parser("yes_no")
-    assert task.n_unparsed == sum(parse(r["outputs"][0]) is None for r in records) > 0
+
+    def head(record):
+        return record["outputs"][0].strip().lower()[:5]
+
+    def unread(record):
+        return "yes" not in head(record) and "no" not in head(record)
+
+    for record in records:
+        expected = "correct" if rows[record["id"]]["answer"] in head(record) else "unreadable" if unread(record) \
+            else "wrong"
+        assert task.verdicts[record["id"]]["verdict"] == expected, record["outputs"][0]
+    strict_but_wrong = [r for r in records if get_parser("yes_no")(r["outputs"][0]) == rows[r["id"]]["answer"]
+                        and task.verdicts[r["id"]]["verdict"] != "correct"]
+    assert strict_but_wrong, "the adversarial answers include ones the strict parser reads right and the rule not"
+    assert task.n_unparsed == sum(map(unread, records)) > 0
     for name, group in task.groups.items():
         members = [r for r in records if name in r["group"]]
-        assert group.n_unparsed == sum(parse(r["outputs"][0]) is None for r in members)
+        assert group.n_unparsed == sum(map(unread, members))
+        assert group.n_scored == len(members) - group.n_unparsed
+
+
+def test_verify_finds_the_verdicts_equal_to_the_results(run_dir, capsys):
+    out, _ = run_dir
+    assert main(["verify", str(out)]) == 0
+    assert "cmm (pa_hr):" in capsys.readouterr().out

@@ -94,16 +94,17 @@ def test_bad_rows_are_named(releases, tmp_path):
         (tmp_path / "moved.parquet").rename(hub / "data" / "non_image-00000-of-00001.parquet")
 
 
-def test_build_without_source_fetches_the_hub_copy(releases, tmp_path):
+@pytest.mark.parametrize("repo_id", ["lmms-lab/HallusionBench", "lmms-lab-encoder/HallusionBench"])
+def test_build_without_source_fetches_the_hub_copy(releases, tmp_path, repo_id):
+    """At lmms-lab's first home or where lmms-eval moved its copies on 2026-07-30 (the first one then gone)."""
     github, hub, _ = releases
-    server = StandInHub({"lmms-lab/HallusionBench": Repo.from_folder(hub)})
+    server = StandInHub({repo_id: Repo.from_folder(hub)})
     try:
         done = hallubench_cli(["build", "hallusionbench", "--out", str(tmp_path / "hb")], server, tmp_path / "home")
     finally:
         server.close()
     assert done.returncode == 0, done.stderr[-2000:]
-    assert card_source(tmp_path / "hb") == {"repo_id": "lmms-lab/HallusionBench",
-                                            "commit": server.repos["lmms-lab/HallusionBench"].commit}
+    assert card_source(tmp_path / "hb") == {"repo_id": repo_id, "commit": server.repos[repo_id].commit}
     rows = rows_of(tmp_path / "hb", tmp_path / "cache")
     official = json.loads((github / "HallusionBench.json").read_text())
     assert sorted(row["question"] for row in rows.values()) == sorted(row["question"] for row in official)

@@ -1,6 +1,7 @@
 """The run folder's SampleRecord: a schema version on every new line, old lines (no version) still read and
-re-scored, a newer version or a line that is no record refused with its file and line; scoring counts the
-stored parse, and re-scoring parses once more with the current parser."""
+re-scored, a newer version or a line that is no record refused with its file and line; scoring counts what the
+metric's verdicts read (the stored parse where the metric gives none), and re-scoring parses once more with the
+current parser."""
 import json
 
 import pytest
@@ -47,11 +48,13 @@ def test_an_old_run_folder_without_versions_rescores_like_a_new_one(tmp_path):
     assert store.read_store(tmp_path / "old").records["k-a"].get("schema") is None  # read as it is
 
 
-def test_scoring_counts_the_stored_parse_without_parsing_again():
+def test_scoring_counts_the_metrics_verdicts_not_the_stored_parse():
     records = _records()
     records[0]["parsed"] = "yes"
     result = score_task(get_task("cmm"), records, n_total=4)
-    assert result.n_unparsed == 3  # the three stored None parses, though "no" would parse
+    # the stored parses are None but for one; the headline's rule (begins with yes/no) reads all but "Maybe."
+    assert result.n_unparsed == 1 and result.verdicts["d"] == {"verdict": "unreadable", "reading": None}
+    assert result.verdicts["c"] == {"verdict": "wrong", "reading": "no"}
 
 
 @pytest.mark.parametrize("line, message", [

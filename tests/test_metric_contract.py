@@ -1,6 +1,6 @@
 """The contract between a metric and the harness (ARCHITECTURE.md, "The metric contract"), checked on every metric in
-the METRICS registry from what the metric itself declares: `fractions`, `higher_is_better` and `example_inputs`.
-A new metric folder is covered without editing this file."""
+the METRICS registry from what the metric itself declares: `fractions`, `higher_is_better`, `example_inputs` and
+`item_verdicts` (with `verdict_shares`). A new metric folder is covered without editing this file."""
 from __future__ import annotations
 
 import copy
@@ -46,6 +46,80 @@ def test_declarations(metric):
     assert set(metric.fractions) <= set(metric.higher_is_better), "every fraction needs a direction"
     assert all(better in (True, False, None) for better in metric.higher_is_better.values())
     assert callable(metric.example_inputs)
+    assert metric.item_verdicts is None or callable(metric.item_verdicts)
+    if metric.item_verdicts is not None:
+        assert isinstance(metric.verdict_shares, dict)
+        assert all(name in metric.fractions and (label is None or isinstance(label, str))
+                   for name, label in metric.verdict_shares.items()), "a verdict share is a declared fraction"
+
+
+VERDICTS = ("correct", "wrong", "unreadable")
+
+
+def _check_verdicts(verdicts, out, shares, references, where=""):
+    """`verdicts` (one per item, or None for an item without one) re-aggregate to `out`: `n`, `unparsed` (the items
+    the rule read nothing in) and each declared share of "correct" verdicts (over the items with its reference)."""
+    assert out["n"] == len(verdicts), where
+    given = [v for v in verdicts if v is not None]
+    for verdict, reading in given:
+        assert verdict in VERDICTS and (reading is None or isinstance(reading, str)), (where, verdict, reading)
+        assert verdict != "unreadable" or reading is None, f"{where}: an unreadable verdict with reading {reading!r}"
+    if given:
+        assert out["unparsed"] == sum(reading is None for _, reading in given), where
+    for name, label in shares.items():
+        if name not in out:
+            continue
+        members = [v[0] for v, ref in zip(verdicts, references) if v is not None
+                   and (label is None or str(ref).strip().lower() == label)]
+        if not members:
+            assert out[name] in (None, 0.0), f"{where}{name}: no item to count it over, yet {out[name]!r}"
+            continue
+        assert out[name] == members.count("correct") / len(members), f"{where}{name}"
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("size", SIZES)
+def test_item_verdicts_reaggregate_to_the_outputs(metric, seed, size):
+    """Per-item verdicts, under the rule `_compute` uses, re-aggregate to its outputs exactly: n, unparsed and each
+    share of correct answers, overall and per group; a metric without them says so with `item_verdicts = None`."""
+    if metric.item_verdicts is None:
+        return
+    inputs = _inputs(metric, seed, size)
+    verdicts = metric.item_verdicts(**inputs)
+    references = inputs.get("references", [None] * len(verdicts))
+    _check_verdicts(verdicts, metric._compute(**inputs), metric.verdict_shares, references)
+    if "groups" in inspect.signature(metric._compute).parameters:
+        column = [random.Random(seed).choice("xy") for _ in verdicts]
+        out = metric._compute(**inputs, groups={"letter": column})
+        for value, scores in out["by_group"]["letter"].items():
+            idx = [i for i, v in enumerate(column) if v == value]
+            _check_verdicts([verdicts[i] for i in idx], scores, metric.verdict_shares, [references[i] for i in idx],
+                            f"group {value}: ")
+
+
+def test_the_verdict_check_catches_a_verdict_the_outputs_disagree_with():
+    """A planted disagreement (one answer's verdict flipped, one reading dropped) fails the check."""
+    metric = load_metric("pa_hr")
+    inputs = {"predictions": ["Yes.", "no", "There is no dog.", ""], "references": ["yes", "no", "no", "yes"]}
+    verdicts, out = metric.item_verdicts(**inputs), metric._compute(**inputs)
+    _check_verdicts(verdicts, out, metric.verdict_shares, inputs["references"])
+    for planted in ([("wrong", "yes"), *verdicts[1:]], [*verdicts[:3], ("wrong", "yes")]):
+        with pytest.raises(AssertionError):
+            _check_verdicts(planted, out, metric.verdict_shares, inputs["references"])
+
+
+def test_item_verdicts_under_each_tasks_metric_args():
+    """The same under every task's metric args (CMM's mode=official, AMBER's mode...): the verdicts follow the
+    rule the task's headline uses."""
+    for name, task in all_tasks().items():
+        if task.metric is None or load_metric(task.metric).item_verdicts is None or task.summarize is not None:
+            continue
+        metric = load_metric(task.metric)
+        for seed in SEEDS:
+            inputs = _inputs(metric, seed, 30)
+            verdicts = metric.item_verdicts(**inputs, **task.metric_args)
+            _check_verdicts(verdicts, metric._compute(**inputs, **task.metric_args), metric.verdict_shares,
+                            inputs.get("references", [None] * len(verdicts)), f"{name} seed {seed}: ")
 
 
 @pytest.mark.parametrize("seed", SEEDS)

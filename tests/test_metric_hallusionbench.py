@@ -7,17 +7,20 @@ unchanged (assign_correctness, get_eval_all, get_eval_pair_all, get_eval_fig, ge
 yes_ratio_stats; VD, VS and all as evaluation.py splits them), run by a scratch script (/tmp/hallusionbench-parity/
 parity.py, not committed: it holds the authors' and VLMEvalKit's code) in which `openai.ChatCompletion.create` answers
 each judge prompt with the item's fixed judgment (the authors' evaluate_by_chatgpt reads it) and each consistency
-prompt with "same". The rule-based numbers come from VLMEvalKit's YOrN_Extraction (open-compass/VLMEvalKit @ 0c7163c,
-vlmeval/dataset/utils/yorn.py and smp process_punctuation, copied verbatim there) mapped to the authors' codes
-(1 match, 0 mismatch, 2 Unknown) before the same aggregation.
+prompt with "same". The rule-based numbers come from VLMEvalKit's YOrN_Extraction (vlmeval/dataset/utils/yorn.py and smp
+process_punctuation, copied verbatim there, with the period pattern from before VLMEvalKit's commit 928a95b0) mapped
+to the authors' codes (1 match, 0 mismatch, 2 Unknown) before the same aggregation; no answer of these runs reads
+differently under the current pattern, so both `rule`s must give these numbers. `yorn_parity.json` holds
+VLMEvalKit's own YOrN_Extraction under both patterns on 1,200 answers made to tell them apart
+(make_yorn_parity.py).
 """
 import json
 from pathlib import Path
 
 import pytest
 
-from hallubench.metrics.hallusionbench.hallusionbench import (JUDGE_PROMPT, ROW_FIELDS, HallusionBench, extract_yes_no,
-                                                              judge_code)
+from hallubench.metrics.hallusionbench.hallusionbench import (JUDGE_PROMPT, PERIOD_RULES, ROW_FIELDS, HallusionBench,
+                                                              extract_yes_no, judge_code)
 
 FIXTURES = Path(__file__).parent / "fixtures" / "hallusionbench"
 RUNS = json.loads((FIXTURES / "parity_inputs.json").read_text())
@@ -36,11 +39,12 @@ def _inputs(run: list[dict], judged: bool) -> dict:
                 groups={"category": fields["category"]}, **fields, **extra)
 
 
+@pytest.mark.parametrize("rule", PERIOD_RULES)
 @pytest.mark.parametrize("judge", ["rule", "judge"])
 @pytest.mark.parametrize("index", range(len(RUNS)))
-def test_scores_equal_the_authors_scorer(metric, index, judge):
+def test_scores_equal_the_authors_scorer(metric, index, judge, rule):
     official = OFFICIAL[index][judge]
-    result = metric.compute(**_inputs(RUNS[index], judge == "judge"))
+    result = metric.compute(**_inputs(RUNS[index], judge == "judge"), rule=rule)
     by_category = result["by_group"]["category"]
     for where, ours in (("all", result), ("VD", by_category["VD"]), ("VS", by_category["VS"])):
         # where no answer is wrong, the authors' yes_ratio_stats divides by zero (the script records None for both
@@ -68,6 +72,28 @@ def test_rule_matcher_is_vlmevalkits(text, expected):
     # ("**yes**" is no word "yes"), and refuses answers holding both words
     assert extract_yes_no(text) == expected
 
+
+
+@pytest.mark.parametrize("rule", PERIOD_RULES)
+def test_rule_matcher_equals_vlmevalkits_own_on_adversarial_answers(rule):
+    """VLMEvalKit's YOrN_Extraction itself (fixtures/hallusionbench/make_yorn_parity.py: its code at 928a95b0^ and at
+    e8e78f05) on 1,200 answers; the two rules differ on some of them, so each is checked against its own version."""
+    parity = json.loads((FIXTURES / "yorn_parity.json").read_text())
+    official = {"Yes": "yes", "No": "no", "Unknown": None}
+    expected = [official[answer] for answer in parity[rule]]
+    assert [extract_yes_no(text, rule) for text in parity["answers"]] == expected
+    assert sum(a != b for a, b in zip(parity["vlmevalkit"], parity["vlmevalkit-2024"])) >= 20
+
+
+def test_the_default_rule_is_vlmevalkits_current_one(metric):
+    numbered = " ".join(f"{i}." for i in range(1, 34)) + " no."
+    assert (extract_yes_no(numbered), extract_yes_no(numbered, "vlmevalkit-2024")) == ("no", None)
+    rows = dict(category=["VD"], subcategory=["ocr"], set_id=["0"], figure_id=["0"], question_id=["0"],
+                visual_input=["1"])
+    assert metric.compute(predictions=[numbered], references=["0"], **rows)["aacc_rule"] == 1.0
+    assert metric.compute(predictions=[numbered], references=["0"], rule="vlmevalkit-2024", **rows)["unparsed"] == 1
+    with pytest.raises(ValueError, match="rule is 'vlmevalkit-2023'"):
+        metric.compute(predictions=[numbered], references=["0"], rule="vlmevalkit-2023", **rows)
 
 @pytest.mark.parametrize("text, code", [
     ("Correct.", 1), ("incorrect", 0), ("Incorrect, though partly correct", 0), ("unclear", 2), ("", 2),

@@ -83,6 +83,19 @@ def test_a_folder_without_the_validation_json_is_refused_by_name(tmp_path):
         build("mhalubench_official", (tmp_path / "empty").mkdir() or tmp_path / "empty", tmp_path / "out")
 
 
+@pytest.mark.parametrize("items", [[], "every image missing"])
+def test_a_build_keeping_no_row_is_an_error_even_with_skip_missing(release, tmp_path, items):
+    bare = tmp_path / "bare"
+    shutil.copytree(release, bare)
+    if items == []:
+        (bare / "MHaluBench_val-v0.1.json").write_text("[]")
+    else:
+        shutil.rmtree(bare / "data")
+    with pytest.raises(BuildError, match="no row of config 'all' is left to build"):
+        build("mhalubench_official", bare, tmp_path / "out", skip_missing=True)
+    assert not (tmp_path / "out").exists()
+
+
 def test_build_without_source_fetches_openkg_mhalubench_from_the_hub(release, tmp_path):
     hub = StandInHub({"openkg/MHaluBench": Repo.from_folder(release)})
     try:

@@ -89,8 +89,9 @@ def test_metric_modules_cards_and_dataset_cards_are_shipped(wheel_files):
         assert f"hallubench/metrics/{name}/README.md" in wheel_files
     for card in (ROOT / "builders" / "cards").glob("*.md"):
         assert f"hallubench/builders/cards/{card.name}" in wheel_files
-    for data in [*(ROOT / "view" / "templates").glob("*.html"), *(ROOT / "view" / "assets").glob("*")]:
-        assert f"hallubench/view/{data.parent.name}/{data.name}" in wheel_files  # the viewer's templates, CSS, JS
+    for data in [*(ROOT / "view" / "templates").glob("*.html"), *(ROOT / "view" / "assets").glob("*"),
+                 *(ROOT / "view" / "published").glob("*.yaml")]:
+        assert f"hallubench/view/{data.parent.name}/{data.name}" in wheel_files  # the viewer's templates, CSS, JS, published tables
 
 
 def test_console_script_is_declared(wheel, wheel_files):

@@ -103,16 +103,25 @@ def test_each_setting_has_a_task_of_its_own(built, setting):
     assert len(kept) == 16 and {row["setting"] for row in kept} == {setting}
 
 
-def test_the_stand_in_hub_copy_builds_the_same_rows(built, tmp_path):
+@pytest.mark.parametrize("repo_id", ["lmms-lab/POPE", "lmms-lab-encoder/POPE"])
+def test_the_stand_in_hub_copy_builds_the_same_rows(built, tmp_path, repo_id):
+    """The Hub copy as lmms-lab laid it out (data/test-*.parquet, and Full/ with the probes again), at its first
+    home or where lmms-eval moved it on 2026-07-30 (the first one then gone); Full/ is never downloaded."""
     folder, tmp = built
     hub_release = make(tmp_path / "hub-release", hub=True)
-    server = StandInHub({"lmms-lab/POPE": Repo.from_folder(hub_release)})
+    repo = Repo.from_folder(hub_release)
+    shard = repo.files["data/test-00000-of-00001.parquet"]
+    repo.files.update({f"Full/{setting}-00000-of-00001.parquet": shard for setting in ("adversarial", "popular",
+                                                                                       "random")})
+    server = StandInHub({repo_id: Repo(repo.files)})
     try:
         done = hallubench(["build", "pope", "--out", str(tmp_path / "pope")], server, tmp_path / "home")
     finally:
         server.close()
     assert done.returncode == 0, done.stderr[-3000:]
-    assert card_source(tmp_path / "pope")["repo_id"] == "lmms-lab/POPE"
+    assert card_source(tmp_path / "pope")["repo_id"] == repo_id
+    fetched = [path for _, path in server.requests if "/resolve/" in path]
+    assert fetched and not [path for path in fetched if "/Full/" in path]
     fields = ("id", "setting", "question_id", "image_name", "question", "answer")
     from_hub = load_here(tmp_path / "pope", "coco", tmp_path)
     from_files = load_here(folder, "coco", tmp)
@@ -121,6 +130,16 @@ def test_the_stand_in_hub_copy_builds_the_same_rows(built, tmp_path):
     assert [r["image"] for r in from_hub] == [r["image"] for r in from_files]
     assert (tmp_path / "pope/val2014/COCO_val2014_000000000001.jpg").read_bytes() == \
         (folder / "val2014/COCO_val2014_000000000001.jpg").read_bytes()
+
+
+def test_a_release_gone_from_every_known_home_names_them_all(tmp_path):
+    server = StandInHub({})
+    try:
+        done = hallubench(["build", "pope", "--out", str(tmp_path / "pope")], server, tmp_path / "home")
+    finally:
+        server.close()
+    assert done.returncode == 1 and "no Hub dataset repo lmms-lab/POPE or lmms-lab-encoder/POPE" in done.stderr
+    assert "Traceback" not in done.stderr and not (tmp_path / "pope").exists()
 
 
 def test_bad_releases_name_the_file_and_row(tmp_path):

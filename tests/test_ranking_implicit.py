@@ -23,6 +23,10 @@ TASKS = ["avhallubench_visual", "avhallubench_audio"]
 BOARDS = TASKS + ["avhallubench_visual_av", "avhallubench_audio_av"]
 NAMES = ("omni-a", "omni-b")
 
+# `rank` of runs made by hand: their checkpoints are local folders outside the run folders, so reloading them takes the
+# user's word (crosscheck's own runs need none: their models are the user's specs).
+OWN = "trust_run_models=true"
+
 
 def _records(run_dir):
     by_task = {}
@@ -104,7 +108,7 @@ def test_evidence_models_see_the_items_media_as_their_run_did(tiny, tmp_path, mo
     monkeypatch.setattr(implicit, "load_model", lambda options, device: Recording(real(options, device), seen))
     argv = ["rank", *map(str, runs.values()), "--tasks", "avhallubench_visual", "--output-dir", str(tmp_path / "r"),
             "--cache", str(tmp_path / "fresh.sqlite"), "--judge", "implicit",
-            "--judge-args", f"pretrained={specs[0].model_args['pretrained']},dtype=float32"]
+            "--judge-args", f"pretrained={specs[0].model_args['pretrained']},dtype=float32,{OWN}"]
     assert main(argv) == 0
     recs = {name: _records(folder)["avhallubench_visual"] for name, folder in runs.items()}
     folder = mini_datasets / "avhallubench"
@@ -139,7 +143,7 @@ def test_rank_again_makes_no_model_call_and_loads_no_evidence_model(tiny, tmp_pa
     monkeypatch.setattr(models, "get_model", lambda *a, **k: Counting(real_get(*a, **k)))
     monkeypatch.setattr(implicit, "load_model", lambda options, device: pytest.fail("an evidence model was loaded"))
     argv = ["rank", *map(str, runs.values()), "--output-dir", str(tmp_path / "again"), "--cache", str(root / "j.sqlite"),
-            "--judge", "implicit", "--judge-args", f"pretrained={specs[0].model_args['pretrained']},dtype=float32"]
+            "--judge", "implicit", "--judge-args", f"pretrained={specs[0].model_args['pretrained']},dtype=float32,{OWN}"]
     assert main(argv) == 0
     again = json.loads((tmp_path / "again" / "crosscheck.json").read_text())
     assert calls == [] and again["judge"]["counters"]["calls"] == 0 and again["judge"]["hit_rate"] == 1.0
@@ -194,7 +198,7 @@ def test_each_evidence_model_loads_once_and_judges_as_board_by_board_did(tiny, t
     _, _, runs, _ = tiny
     evidence = {}
     for name, folder in runs.items():
-        run = implicit.read_evidence_run(name, folder)
+        run = implicit.read_evidence_run(name, folder, trusted=True)
         evidence[run.options.model_args["pretrained"]] = run
     loads = []
 
@@ -219,7 +223,7 @@ def test_each_evidence_model_loads_once_and_judges_as_board_by_board_did(tiny, t
                 patch.setattr(implicit.ImplicitEvidenceJudges, "build_boards", EvidenceJudges.build_boards)
             assert main(["rank", *map(str, runs.values()), "--output-dir", str(tmp_path / out), "--cache",
                          str(tmp_path / cache), "--judge", "implicit", "--judge-args",
-                         "pretrained=judge,prompts=ours-v1"]) == 0  # ByRule reads the request ours-v1 quotes
+                         f"pretrained=judge,prompts=ours-v1,{OWN}"]) == 0  # ByRule reads the request ours-v1 quotes
         result = json.loads((tmp_path / out / "crosscheck.json").read_text())
         assert result["judge"].pop("evidence_models_loaded") == loads
         assert result["judge"].pop("cache") == str(tmp_path / cache)
@@ -261,7 +265,7 @@ def test_media_not_there_stops_the_ranking_naming_the_item(tiny, tmp_path, capsy
     _, specs, runs, _ = tiny
     argv = ["rank", *map(str, runs.values()), "--output-dir", str(tmp_path / "x"), "--cache", str(tmp_path / "j.sqlite"),
             "--judge", "implicit", "--judge-args",
-            f"pretrained={specs[0].model_args['pretrained']},dtype=float32,data_dir={tmp_path / 'elsewhere'}"]
+            f"pretrained={specs[0].model_args['pretrained']},dtype=float32,data_dir={tmp_path / 'elsewhere'},{OWN}"]
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert "--judge implicit: the media of avhallubench_" in err and "pass --judge-args data_dir=" in err

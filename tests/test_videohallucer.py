@@ -15,6 +15,7 @@ import os
 from pathlib import Path
 
 import pytest
+from builders_support import load_here
 from hub_server import Repo, StandInHub
 from test_build_from_hub import card_source, hallubench
 
@@ -150,15 +151,30 @@ def test_bad_pair_names_file_row_and_id(release, tmp_path):
 
 
 def test_build_without_source_downloads_the_official_hub_release(release, tmp_path):
-    hub = StandInHub({"bigai-nlco/VideoHallucer": Repo.from_folder(release)})
+    """The Hub repo as uploaded on 2024-06-17: before the authors removed the repeated temporal pairs on GitHub
+    (ae4c2f2), so one pair of temporal.json stands there twice; and the extra interaction/ folder the paper does not
+    score. The repeat is left out (both rows, in skipped.jsonl and the card), interaction/ is never downloaded."""
+    repo = Repo.from_folder(release)
+    temporal = json.loads(repo.files["temporal/temporal.json"])
+    repo.files["temporal/temporal.json"] = json.dumps([*temporal, temporal[0]], ensure_ascii=False).encode()
+    repo.files["interaction/interaction.json"] = b"[]"
+    hub = StandInHub({"bigai-nlco/VideoHallucer": Repo(repo.files)})
     try:
         done = hallubench(["build", "videohallucer", "--out", str(tmp_path / "vh")], hub, tmp_path / "home")
         assert done.returncode == 0, done.stderr[-2000:]
         commit = hub.repos["bigai-nlco/VideoHallucer"].commit
         assert card_source(tmp_path / "vh") == {"repo_id": "bigai-nlco/VideoHallucer", "commit": commit}
         assert (tmp_path / "vh" / "semantic_detail" / "videos" / "miniRed01_b.mp4").is_file()
+        assert not [path for _, path in hub.requests if "/interaction/" in path]
     finally:
         hub.close()
+    repeat = f"temporal-{len(temporal):04d}"
+    skipped = [json.loads(line) for line in (tmp_path / "vh" / "skipped.jsonl").read_text().splitlines()]
+    assert [row["id"] for row in skipped] == [f"{repeat}-basic", f"{repeat}-hallucination"]
+    assert all(row["reason"].startswith("repeats record ") for row in skipped)
+    assert "1 pairs identical to an earlier pair of their subset left out" in (tmp_path / "vh" / "README.md").read_text()
+    rows = load_here(tmp_path / "vh", "temporal", tmp_path)
+    assert len(rows) == 2 * len(temporal) and repeat not in {row["pair_id"] for row in rows}
 
 
 def test_tiny_video_model_run_ends_with_metrics(mini_datasets, tiny_checkpoint, tmp_path):

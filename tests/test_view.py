@@ -48,14 +48,33 @@ def test_leaderboard_page_matches_leaderboard_csv(ranked):
     ranking, _, site = ranked
     page = (site / "index.html").read_text()
     rows = [r for r in csv.DictReader(open(ranking / "leaderboard.csv")) if r["board"] == TASK]
-    section = page[page.index(f"<h2>{TASK}</h2>"):]
+    section = page[page.index(f"<h3>{TASK}</h3>"):]
     shown = re.findall(r'<tr data-model="([^"]*)">', section)[:len(rows)]
     assert [html.unescape(m) for m in shown] == [r["model"] for r in rows]
     for row in rows:
         assert f"[{float(row['ci_low']):.4f}, {float(row['ci_high']):.4f}]" in section
     assert "MINI DATA" in page and "embedding:sentence-transformers/all-MiniLM-L6-v2" in page
     assert "η weights" in page and "refcheck_system_spearman" in page
-    assert 'href="runs/0.html"' in page
+    assert re.search(r'<td class="model" data-sort="a"><a href="runs/0.html">a</a></td>', page)  # its run page
+    assert re.search(r'<details class="sign-test"><summary>p = ', page)  # reachable by tap and keyboard
+    assert page.count('<span class="axis"') == page.count('<table class="leaderboard')  # one labelled axis each
+
+
+def test_the_models_by_benchmarks_board_carries_the_rankings_crosscheck_columns(ranked):
+    ranking, _, site = ranked
+    page = (site / "index.html").read_text()
+    matrix = page[page.index('<table class="matrix'):]
+    matrix = matrix[:matrix.index("</table>")]
+    assert re.findall(r'data-task="([^"]*)"><button>[^<]*<span class="metric-name">([^<]*)</span> ↓', matrix) == \
+        [(TASK, "CrossCheck")]
+    rows = {html.unescape(m): cells for m, cells in re.findall(r'<tr data-model="([^"]*)" class="ours">(.*?)</tr>',
+                                                               matrix, re.S)}
+    assert set(rows) == {"hf", "b", "c", HOSTILE_NAME}  # a joined the row of its given run folder (model hf)
+    assert 'href="runs/0.html">run a</a>' in rows["hf"]
+    for row in csv.DictReader(open(ranking / "leaderboard.csv")):
+        cells = rows["hf" if row["model"] == "a" else row["model"]]
+        assert f'<span class="value">{float(row["crosscheck"]):.3f}</span>' in cells and 'href="#board-0"' in cells
+        assert f'[{float(row["ci_low"]):.3f}, {float(row["ci_high"]):.3f}]' in cells and "MINI" in cells
 
 
 def test_document_page_colours_sentences_and_escapes_what_it_did_not_write(ranked):
@@ -94,18 +113,51 @@ def test_media_are_copied_from_the_dataset_folder_and_confined_to_it(ranked, tmp
     assert not (index.parent / "media").exists()
 
 
-def test_run_page_shows_every_sample_and_marks_unreadable_ones(tmp_path):
+def test_run_page_shows_the_terminal_table_status_and_each_samples_verdict(tmp_path):
+    from hallubench.harness.report import mini_notice, subset_notice, unreadable_notice
+    from hallubench.view.status import typed_results
+
     run = write_cmm_run(tmp_path / "run")
-    ranking = tmp_path / "ranking"
-    ranking.mkdir()
-    (ranking / "crosscheck.json").write_text(json.dumps({"boards": {}, "judge": {}, "config": {}, "runs": {}}))
-    (ranking / "sentences.jsonl").write_text("")
-    index = build_site(ranking, [run], tmp_path / "site")
-    page = (index.parent / "runs" / "0.html").read_text()
-    assert page.count('class="sample status-ok"') == 2
-    assert page.count('class="sample status-unreadable"') == 1 and page.count('class="sample status-error"') == 1
-    assert page.count("✔ yes") == 1 and page.count("✘ no") == 1
-    assert "± 0.2500" in page and "scripted failure" in page and "unreadable outputs and errors (2)" in page
+    index = build_site(None, [run], tmp_path / "site")  # run folders alone: no ranking
+    page = html.unescape((index.parent / "runs" / "0.html").read_text())
+    results = typed_results(json.loads((run / "results.json").read_text()))
+    for notice in (mini_notice(results), subset_notice(results), unreadable_notice(results)):
+        assert notice and notice in page  # the terminal's words, from its functions
+    assert "<title>org/model · cmm · hallubench</title>" in page and "Run run" not in page
+    rows = re.findall(r'<tr class="group[^"]*" data-group="([^"]*)">\s*<td>[^<]*</td><td>(\d+)</td><td>(\d+)</td>'
+                      r'<td class="unparsed">([^<]*)</td>', page)
+    assert rows == [("all", "5", "3", "1 (25%) ⚠"), ("visual-language", "5", "3", "1 (25%) ⚠")]
+    assert "0.3333 ± 0.2500" in page and "0.0000 ± 0.1250" in page
+    assert re.search(r'<table class="nested" data-metric="per_class">.*<th scope="row">yes</th><td>0.5000</td><td>3</td>',
+                     page, re.S) and '{"yes"' not in page  # a table, not raw JSON
+    verdicts = {item: verdict for verdict, item in
+                re.findall(r'data-status="[^"]*" data-verdict="([^"]*)">\s*<td[^>]*><code>cmm</code><br>(\w+)', page)}
+    assert verdicts == {"p1": "correct", "p2": "wrong", "p3": "unreadable", "p4": "error",
+                        "p5": "wrong"}
+    p5 = page[page.index("<br>p5</td>"):]
+    assert "✘ wrong" in p5[:p5.index("</tr>")] and "✔" not in p5[:p5.index("</tr>")]  # parser says yes = reference
+    assert page.count("✔ correct") == 1 and page.count("✘ wrong") == 2 and "matches" not in page
+    assert "only wrong, unreadable or failed (4)" in page and "strict parser's reading" in page
+
+
+def test_the_verdict_not_the_strict_parser_says_what_is_unreadable(tmp_path):
+    """p3's output was unreadable to the strict parser, but the headline's rule read it and counted it correct: the
+    row is neither tinted nor filtered as unreadable."""
+    run = write_cmm_run(tmp_path / "run")
+    results = json.loads((run / "results.json").read_text())
+    results["tasks"]["cmm"]["verdicts"]["p3"] = {"verdict": "correct", "reading": "no"}
+    (run / "results.json").write_text(json.dumps(results))
+    page = (build_site(None, [run], tmp_path / "site").parent / "runs" / "0.html").read_text()
+    assert 'class="sample status-ok verdict-correct" data-task="cmm" data-status="ok" data-verdict="correct">\n' \
+           '<td data-label="task / id"><code>cmm</code><br>p3' in page
+    assert "only wrong, unreadable or failed (3)" in page and "<strong>unreadable</strong>" in page  # the parser's
+
+
+def test_a_run_without_verdicts_shows_no_mark(tmp_path):
+    run = write_cmm_run(tmp_path / "run", verdicts=False)
+    page = (build_site(None, [run], tmp_path / "site").parent / "runs" / "0.html").read_text()
+    assert "✔" not in page and "✘" not in page and "no answer is marked right or wrong" in page
+    assert page.count('data-verdict=""') == 5
 
 
 def test_an_unfinished_or_mixed_run_folder_is_refused(tmp_path, capsys):
@@ -134,7 +186,7 @@ def test_an_unfinished_or_mixed_run_folder_is_refused(tmp_path, capsys):
 def test_view_errors_name_the_folder(ranked, tmp_path, capsys):
     assert main(["view", str(tmp_path), "--out", str(tmp_path / "site")]) == 2
     err = capsys.readouterr().err
-    assert f"{tmp_path} is not a ranking folder" in err and "hallubench rank" in err
+    assert f"{tmp_path} is neither a ranking folder" in err and "hallubench rank" in err and "hallubench run" in err
     (tmp_path / "notes").mkdir()
     (tmp_path / "notes" / "mine.txt").write_text("keep me")
     assert main(["view", str(ranked[0]), "--out", str(tmp_path / "notes")]) == 2

@@ -5,6 +5,7 @@ import json
 from pathlib import Path
 
 from hallubench.cli.main import main
+from hallubench.harness.results_schema import GroupResult, ModelInfo, Results, RunInfo, TaskResult
 
 TASK = "avhallubench_visual"
 RED = "A red square moves to the left. A tone beeps twice a second."
@@ -23,12 +24,24 @@ def write_run(folder: Path, answer: str, samples: list[str], data_dir: Path, vid
                 "outputs": [answer], "samples": samples, "reference": "A red square slides left while a tone beeps.",
                 "media": media, "parsed": answer, "error": None} for item in ("q1", "q2")]
     (folder / "samples.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
-    results = {"run": {"options": {"data_dir": str(data_dir)}, "mini_data": [TASK] if mini else []},
-               "model": {"name": "hf"},
-               "tasks": {TASK: {"metric": None, "scored_by": "crosscheck", "metrics": {}, "n_selected": 2,
-                                "n_errors": 0, "n_unparsed": 0, "n_scored": 2}}}
-    (folder / "results.json").write_text(json.dumps(results))
+    results = Results(tasks={TASK: TaskResult(task=TASK, benchmark="avhallubench", metric=None, scored_by="crosscheck",
+                                              n_total=2, n_selected=2, n_scored=2)},
+                      model=ModelInfo(name="hf"), run=RunInfo(options={"data_dir": str(data_dir)},
+                                                              mini_data=[TASK] if mini else []))
+    (folder / "results.json").write_text(json.dumps(results.to_dict()))
     return folder
+
+
+def results_json(folder: Path, tasks: dict[str, TaskResult], verdicts: dict[str, dict] | None = None,
+                 model: str = "org/model", mini: list[str] = (), limit: int | None = None) -> dict:
+    """Write a results.json of the harness's schema into `folder`; `verdicts`: task -> the per-sample verdicts
+    scoring adds (the shape of the shared verdict contract), put beside the task's other fields."""
+    results = Results(tasks=tasks, model=ModelInfo(name="hf", args={"pretrained": model}),
+                      run=RunInfo(options={"limit": limit}, mini_data=list(mini))).to_dict()
+    for name, given in (verdicts or {}).items():
+        results["tasks"][name]["verdicts"] = given
+    (folder / "results.json").write_text(json.dumps(results))
+    return results
 
 
 def hand_ranking(root: Path, data_dir: Path, mini: bool = True) -> tuple[Path, list[Path]]:
@@ -45,8 +58,11 @@ def hand_ranking(root: Path, data_dir: Path, mini: bool = True) -> tuple[Path, l
     return out, runs
 
 
-def write_cmm_run(folder: Path) -> Path:
-    """A finished cmm run folder with four samples: matching the reference, not matching, unreadable, failed."""
+def write_cmm_run(folder: Path, verdicts: bool = True) -> Path:
+    """A finished cmm run folder (mini data, --limit 5 of 8) with five samples: right, wrong, unreadable, failed,
+    and p5, whose strict parser's reading ("yes") equals the reference while the headline's rule (mode=official:
+    the answer begins with yes/no) read "Noted" as "no" and counted it wrong: a page must show the verdict, never a
+    match of the parser's reading. `verdicts`: results.json carries them (the shared verdict contract)."""
     folder.mkdir(parents=True)
     records = [{"key": "1", "task": "cmm", "id": "p1", "prompt": "Is there a dog? Answer yes or no.", "outputs": ["Yes."],
                 "parsed": "yes", "reference": "yes", "error": None},
@@ -55,9 +71,37 @@ def write_cmm_run(folder: Path) -> Path:
                {"key": "3", "task": "cmm", "id": "p3", "prompt": "Is there a cow?", "outputs": ["I cannot tell"],
                 "parsed": None, "reference": "no", "error": None},
                {"key": "4", "task": "cmm", "id": "p4", "prompt": "Is there a fox?", "outputs": [], "parsed": None,
-                "reference": "no", "error": {"type": "generation", "message": "scripted failure"}}]
+                "reference": "no", "error": {"type": "generation", "message": "scripted failure"}},
+               {"key": "5", "task": "cmm", "id": "p5", "prompt": "Is there a bell?", "outputs": ["Noted: yes, there is."],
+                "parsed": "yes", "reference": "yes", "error": None}]
     (folder / "samples.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
-    (folder / "results.json").write_text(json.dumps({"run": {"options": {}}, "model": {"name": "hf"}, "tasks": {"cmm": {
-        "metric": "pa_hr", "metrics": {"pa": 0.5, "pa_stderr": 0.25}, "n_selected": 4, "n_errors": 1,
-        "n_unparsed": 1, "n_scored": 2}}}))
+    counts = {"n_selected": 5, "n_errors": 1, "n_unparsed": 1, "n_scored": 3, "n_unreadable": 1, "unreadable_share": 0.25,
+              "mostly_unreadable": True}
+    groups = {"visual-language": GroupResult(**counts, metrics={"pa": 1 / 3, "pa_stderr": 0.25})}
+    task = TaskResult(task="cmm", benchmark="cmm", metric="pa_hr", n_total=8, groups=groups, **counts,
+                      metrics={"pa": 1 / 3, "pa_stderr": 0.25, "hr": 0.0, "hr_stderr": 0.125,
+                               "per_class": {"yes": {"precision": 0.5, "support": 3}, "no": {"precision": 1.0, "support": 1}}},
+                      higher_is_better={"pa": True, "hr": True})
+    given = {"cmm": {"p1": {"verdict": "correct", "reading": "yes"}, "p2": {"verdict": "wrong", "reading": "no"},
+                     "p3": {"verdict": "unreadable", "reading": None}, "p4": {"verdict": "error", "reading": None},
+                     "p5": {"verdict": "wrong", "reading": "no"}}}
+    results_json(folder, {"cmm": task}, given if verdicts else None, mini=["cmm"], limit=5)
+    return folder
+
+
+def write_pope_run(folder: Path, model: str, accuracy: float, stderr: float, mini: bool = False,
+                   unreadable: bool = False) -> Path:
+    """A finished pope run folder of `model` with two samples, its accuracy and f1 with standard errors."""
+    folder.mkdir(parents=True)
+    records = [{"key": f"{folder.name}-{k}", "task": "pope", "id": f"coco-{k}", "prompt": "Is there a cat in the image?",
+                "outputs": ["Yes"], "parsed": "yes", "reference": "yes", "error": None} for k in (1, 2)]
+    (folder / "samples.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    task = TaskResult(task="pope", benchmark="pope", metric="pope", n_total=2, n_selected=2, n_scored=2,
+                      n_unreadable=2 if unreadable else 0, unreadable_share=1.0 if unreadable else 0.0,
+                      mostly_unreadable=unreadable,
+                      metrics={"accuracy": accuracy, "accuracy_stderr": stderr, "f1": accuracy / 2, "f1_stderr": stderr,
+                               "yes_ratio": 1.0, "yes_ratio_stderr": 0.0},
+                      higher_is_better={"accuracy": True, "f1": True, "yes_ratio": None})
+    results_json(folder, {"pope": task}, {"pope": {r["id"]: {"verdict": "correct", "reading": "yes"} for r in records}},
+                 model=model, mini=["pope"] if mini else [])
     return folder

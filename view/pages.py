@@ -1,10 +1,13 @@
 """What each page shows, as plain data for its template: the leaderboards, a (board, item) page and a run page."""
 from __future__ import annotations
 
+from math import ceil, floor
 from statistics import fmean
 from typing import Any
 
+from hallubench.publish.eval_results import hub_model_id
 from hallubench.view.sources import RankingFolder, RunFolder
+from hallubench.view.status import group_rows, ranking_banners, run_status
 
 # CrossCheck sentence scores (0: every evidence model's passages support the sentence, 1: none do) in four bands;
 # the colours (blue to orange, told apart with colour-blindness too) come with a border style, so colour is not
@@ -31,12 +34,24 @@ def _interval_bar(low: float, high: float, score: float, lo: float, hi: float) -
             "point": 100 * (score - lo) / span}
 
 
-def _board_rows(board: dict[str, Any], sentences: dict[str, dict[str, list]]) -> list[dict[str, Any]]:
+def _scale(boards: dict[str, Any]) -> tuple[float, float]:
+    """One axis for every board's interval bars: the span of all intervals and scores, padded, out to 0.05 steps."""
+    bounds = [v for board in boards.values() for pair in board["uncertainty"]["intervals"].values() for v in pair]
+    bounds += [v for board in boards.values() for v in board["scores"].values()]
+    lo, hi = (min(bounds), max(bounds)) if bounds else (0.0, 1.0)
+    low = max(0.0, floor(lo * 20) / 20)
+    return low, max(ceil(hi * 20) / 20, low + 0.05)
+
+
+def axis_ticks(lo: float, hi: float, count: int = 4) -> list[dict[str, float]]:
+    """`count` + 1 labelled ticks from lo to hi, as percent positions."""
+    return [{"value": lo + (hi - lo) * k / count, "left": 100 * k / count} for k in range(count + 1)]
+
+
+def _board_rows(board: dict[str, Any], sentences: dict[str, dict[str, list]], scale: tuple[float, float],
+                links: dict[str, dict[str, str | None]]) -> list[dict[str, Any]]:
     sure = board["uncertainty"]
     tests = {test["better"]: test for test in sure.get("adjacent_sign_tests", [])}
-    bounds = [v for pair in sure["intervals"].values() for v in pair] + list(board["scores"].values())
-    lo, hi = min(bounds), max(bounds)
-    pad = (hi - lo) * 0.05 or 0.01
     rows = []
     for rank, model in enumerate(board["ranking"], start=1):
         low, high = sure["intervals"][model]
@@ -44,10 +59,11 @@ def _board_rows(board: dict[str, Any], sentences: dict[str, dict[str, list]]) ->
         per_item = sentences.get(model, {})
         rows.append({
             "rank": rank, "model": model, "crosscheck": score, "ci_low": low, "ci_high": high,
-            "bar": _interval_bar(low, high, score, lo - pad, hi + pad), "sign_test": tests.get(model),
+            "bar": _interval_bar(low, high, score, *scale), "sign_test": tests.get(model),
             "selfcheck": (board.get("selfcheck") or {}).get(model),
             "refcheck": (board.get("refcheck") or {}).get(model),
             "sentences": sum(map(len, per_item.values())), "documents": len(per_item),
+            "href": (links.get(model) or {}).get("href"), "hub_id": (links.get(model) or {}).get("hub_id"),
         })
     return rows
 
@@ -77,20 +93,22 @@ def _correlations(name: str, board: dict[str, Any], sentences: dict[str, dict[st
     return out
 
 
-def leaderboard_context(ranking: RankingFolder, reference=None) -> dict[str, Any]:
+def leaderboard_context(ranking: RankingFolder, reference=None,
+                        links: dict[str, dict[str, str | None]] | None = None) -> dict[str, Any]:
+    """The CrossCheck boards; `links`: model -> its run page (`href`) and Hub id (`hub_id`), where known."""
     data = ranking.data
+    scale = _scale(data["boards"])
     boards = []
     for b, (name, board) in enumerate(data["boards"].items()):
         sentences = ranking.sentences.get(name, {})
         boards.append({
-            "number": b, "name": name, "rows": _board_rows(board, sentences), "eta": _eta_table(board.get("eta") or {}),
+            "number": b, "name": name, "rows": _board_rows(board, sentences, scale, links or {}),
+            "eta": _eta_table(board.get("eta") or {}),
             "method": board["uncertainty"].get("method", ""), "notes": board.get("notes") or [],
             "correlations": _correlations(name, board, sentences, reference), "documents": board.get("documents") or [],
         })
-    mini = data.get("mini_data") or {}
-    return {"title": "CrossCheck leaderboard", "boards": boards, "judge": data.get("judge") or {},
-            "config": data.get("config") or {},
-            "mini": "; ".join(f"{name} ({', '.join(tasks)})" for name, tasks in sorted(mini.items()))}
+    return {"boards": boards, "axis": axis_ticks(*scale), "judge": data.get("judge") or {},
+            "config": data.get("config") or {}, "banners": ranking_banners(data)}
 
 
 def _sentence(row: dict[str, Any]) -> dict[str, Any]:
@@ -130,7 +148,7 @@ def document_context(ranking: RankingFolder, name: str, number: int, items: dict
             "title": f"{item} · {name}", "board": name, "board_number": number, "item": item, "number": k,
             "count": len(documents), "prev": k - 1 if k > 0 else None, "next": k + 1 if k + 1 < len(documents) else None,
             "models": models, "media": info.get("media") or [], "reference": info.get("reference"),
-            "prompt": info.get("prompt"),
+            "prompt": info.get("prompt"), "banners": ranking_banners(ranking.data),
             "data": _evidence_data(models),
         }
 
@@ -144,17 +162,6 @@ def search_entries(ranking: RankingFolder, items: dict[str, dict[str, dict]]) ->
             out.append({"board": name, "id": str(item), "href": f"items/{b}/{k}.html",
                         "text": reference if isinstance(reference, str) else ""})
     return out
-
-
-def _matches(parsed: Any, reference: Any) -> bool | None:
-    """Whether a parsed answer equals the reference, when both are single values (yes/no, a letter, a number);
-    None when either is structured (the task's metric decides those) or missing."""
-    scalar = (str, bool, int, float)
-    if parsed is None or not isinstance(parsed, scalar) or not isinstance(reference, scalar):
-        return None
-    if isinstance(parsed, str) and isinstance(reference, str):
-        return parsed.strip().lower() == reference.strip().lower()
-    return parsed == reference
 
 
 def _media_used(media: dict[str, Any] | None) -> list[str]:
@@ -173,34 +180,66 @@ def _media_used(media: dict[str, Any] | None) -> list[str]:
     return out
 
 
-def _sample(record: dict[str, Any], scored: bool) -> dict[str, Any]:
-    """One sample's row; `scored`: its task has a metric of its own (a description scored across runs has no
-    right answer to match)."""
+def _sample(record: dict[str, Any], verdicts: dict[str, Any] | None) -> dict[str, Any]:
+    """One sample's row. `verdicts`: its task's per-sample verdicts from results.json (harness/scoring.py), None
+    where the results carry none (no mark is shown then: the strict parser's reading is no verdict)."""
     error = record.get("error")
     outputs = record.get("outputs") or []
-    parsed = record.get("parsed")
-    status = "error" if error is not None else "unreadable" if parsed is None else "ok"
+    judged = (verdicts or {}).get(str(record["id"]))
+    judged = judged if isinstance(judged, dict) else {}
+    verdict = judged.get("verdict")
+    # unreadable as the headline counted it where results.json says so, else as the strict parser read it
+    unread = verdict == "unreadable" if verdict else record.get("parsed") is None
+    status = "error" if error is not None else "unreadable" if unread else "ok"
     return {"task": record["task"], "id": str(record["id"]), "prompt": record.get("prompt") or "",
             "media": _media_used(record.get("media")), "output": outputs[0] if outputs else "",
-            "error": error, "parsed": parsed, "reference": record.get("reference"), "status": status,
-            "correct": _matches(parsed, record.get("reference")) if status == "ok" and scored else None}
+            "error": error, "parsed": record.get("parsed"), "reference": record.get("reference"), "status": status,
+            "verdict": verdict, "reading": judged.get("reading")}
+
+
+def model_label(results: dict[str, Any]) -> str | None:
+    """What names the model of a run: its checkpoint or API model (`pretrained`, `model`), else its adapter."""
+    model = results.get("model") or {}
+    args = model.get("args") or {}
+    named = args.get("pretrained") or args.get("model")
+    return str(named) if named else model.get("name")
+
+
+def short_label(label: str) -> str:
+    """A model label as a row shows it: a Hub id or API name whole, a local checkpoint by its last two folders."""
+    if not label.startswith(("/", ".", "~")):
+        return label
+    return "/".join(label.rstrip("/").split("/")[-2:])
+
+
+def table_of(value: Any) -> dict[str, Any] | None:
+    """A nested score (per-class results: label -> {score: value}) as a table: its rows and columns; None for any
+    other shape (shown as JSON)."""
+    if not isinstance(value, dict) or not value or not all(isinstance(v, dict) for v in value.values()):
+        return None
+    columns = list(dict.fromkeys(k for v in value.values() for k in v))
+    return {"columns": columns, "rows": [(label, [scores.get(c) for c in columns]) for label, scores in value.items()]}
 
 
 def run_context(run: RunFolder) -> dict[str, Any]:
-    """Per task its metrics with standard errors and counts (results.json), then every sample."""
-    tasks = (run.results.get("tasks") or {}) if run.results else {}
+    """The run's status banners, per task the terminal's table (whole task and each group, counts, unreadable share
+    with its flag, metrics with standard errors) and nested scores as tables, then every sample with its verdict."""
+    state = run_status(run)
+    raw_tasks = (run.results.get("tasks") or {}) if run.results else {}
     summaries = []
-    for name, result in tasks.items():
-        metrics = result.get("metrics") or {}
+    for name, result in sorted(state.results.tasks.items() if state.results else ()):
         summaries.append({
-            "task": name, "counts": {k: result.get(k) for k in ("n_selected", "n_errors", "n_unparsed", "n_scored")},
-            "scored_by": result.get("scored_by"),
-            "metrics": [(m, v, metrics.get(f"{m}_stderr")) for m, v in metrics.items() if not m.endswith("_stderr")],
-        })
-    scored = {name for name, result in tasks.items() if result.get("metric")}
-    samples = [_sample(record, record["task"] in scored) for record in run.records]
-    model = (run.results.get("model") or {}).get("name") if run.results else None
-    return {"title": f"run {run.folder.name}", "run": run.folder.name, "model": model, "summaries": summaries,
-            "samples": samples, "tasks": sorted({s["task"] for s in samples}),
-            "unfinished": not run.results,
-            "unreadable": sum(s["status"] != "ok" for s in samples)}
+            "task": name, "metric": result.metric, "scored_by": result.scored_by, "groups": group_rows(name, result),
+            "nested": [(m, table_of(v), v) for m, v in result.metrics.items() if not isinstance(v, (int, float, str))
+                       and v is not None],
+            "marks": state.marks(name)})
+    verdicts = {name: task.get("verdicts") for name, task in raw_tasks.items() if "verdicts" in task}
+    samples = [_sample(record, verdicts.get(record["task"])) for record in run.records]
+    tasks = sorted({s["task"] for s in samples})
+    model = model_label(run.results) if run.results else None
+    label = short_label(model or run.folder.name)
+    return {"title": f"{label} · {', '.join(tasks) or 'no samples'}", "label": label,
+            "run": run.folder.name, "model": model, "hub_id": hub_model_id(state.results) if state.results else None,
+            "banners": state.banners, "summaries": summaries, "samples": samples, "tasks": tasks,
+            "has_verdicts": any(verdicts.get(t) for t in tasks),
+            "flagged": sum(s["status"] != "ok" or s["verdict"] == "wrong" for s in samples)}

@@ -16,11 +16,16 @@ from typing import Iterable, Sequence
 import jinja2
 
 from hallubench.errors import ConfigError, RunFolderNotFoundError
+from hallubench.harness import store
 from hallubench.harness.atomic import replace_folder
+from hallubench.publish.eval_results import hub_model_id
+from hallubench.view.board import board_context, ranking_columns
 from hallubench.view.pages import (BINS, document_context, leaderboard_context, run_context, search_entries,
                                    score_bin)
-from hallubench.view.sources import (RankingFolder, RunFolder, media_file, read_ranking, read_run_folder,
+from hallubench.view.published import published_tables
+from hallubench.view.sources import (CROSSCHECK_JSON, RankingFolder, RunFolder, media_file, read_ranking, read_run_folder,
                                      task_dataset_folder)
+from hallubench.view.status import run_status
 
 HERE = Path(__file__).parent
 ASSETS = ("style.css", "viewer.js")
@@ -123,21 +128,60 @@ def _board_task(board: str, tasks: Iterable[str]) -> str:
     return board if board in known or not board.endswith("_av") else board[: -len("_av")]
 
 
-def is_mini(ranking_dir: Path) -> bool:
-    """Whether the ranking was made on runs of the embedded synthetic mini benchmarks."""
-    return bool(read_ranking(Path(ranking_dir)).data.get("mini_data"))
+def is_mini(ranking_dir: Path | None, run_dirs: Sequence[Path] = ()) -> bool:
+    """Whether the ranking or any of the run folders was made on the embedded synthetic mini benchmarks."""
+    if ranking_dir is not None and read_ranking(Path(ranking_dir)).data.get("mini_data"):
+        return True
+    return any(((read_run_folder(Path(d)).results.get("run") or {}).get("mini_data")) for d in run_dirs)
 
 
-def build_site(ranking_dir: Path, run_dirs: Sequence[Path] = (), out: Path = Path("site"), *,
+def split_folders(paths: Sequence[Path]) -> tuple[Path | None, list[Path]]:
+    """(the ranking folder, the run folders) among `paths`: a ranking folder holds crosscheck.json; at most one."""
+    rankings = [Path(p) for p in paths if (Path(p) / CROSSCHECK_JSON).is_file()]
+    if len(rankings) > 1:
+        raise ConfigError(f"hallubench view: {len(rankings)} ranking folders given ({', '.join(map(str, rankings))}); "
+                          "give at most one, plus any run folders")
+    runs = [Path(p) for p in paths if Path(p) not in rankings]
+    for folder in runs:
+        if not (folder / store.MERGED).is_file() and not list(folder.glob(store.RANK_GLOB)):
+            raise RunFolderNotFoundError(f"{folder} is neither a ranking folder (no {CROSSCHECK_JSON}: make one with "
+                                         f"`hallubench rank`) nor a run folder (no {store.MERGED}: make one with "
+                                         f"`hallubench run --output-dir {folder} ...`)")
+    return (rankings[0] if rankings else None), runs
+
+
+def _ranking_links(ranking: RankingFolder, run_pages: Sequence[tuple[str, RunFolder]]) -> dict[str, dict]:
+    """Model of the ranking -> the page of its run folder (when that folder was given) and its Hub id."""
+    pages = {run.folder.resolve(): (path, run) for path, run in run_pages}
+    out = {}
+    for model, run in _runs_of_ranking(ranking, [run for _, run in run_pages]).items():
+        path, given = pages.get(run.folder.resolve(), (None, run))
+        state = run_status(given)
+        out[model] = {"href": path, "hub_id": hub_model_id(state.results) if state.results else None}
+    return out
+
+
+def _write_assets(out: Path, search: list[dict[str, str]]) -> None:
+    (out / "assets").mkdir(exist_ok=True)
+    for name in ASSETS:
+        shutil.copyfile(HERE / "assets" / name, out / "assets" / name)
+    (out / "assets" / "items.js").write_text(
+        "window.HALLUBENCH_ITEMS = " + jinja2.utils.htmlsafe_json_dumps(search) + ";\n", encoding="utf-8")
+
+
+def build_site(ranking_dir: Path | None, run_dirs: Sequence[Path] = (), out: Path = Path("site"), *,
                reference: Path | None = None, reference_higher_is_better: bool = False,
                data_dir: Path | None = None) -> Path:
-    """Write the site of `ranking_dir` (plus a page for each of `run_dirs`) into `out`; the path of its index.html.
-    `reference` (a `--reference` file of `hallubench rank`) adds rank correlations with it; `data_dir` is where
-    the runs' datasets are when not where the runs recorded."""
-    ranking = read_ranking(Path(ranking_dir))
+    """Write the site of `ranking_dir` (None: run folders alone) and a page for each of `run_dirs` into `out`; the
+    path of its index.html. The index holds the models x benchmarks board of the run folders (with the papers'
+    published tables) and the ranking's CrossCheck boards. `reference` (a `--reference` file of `hallubench rank`)
+    adds rank correlations with it; `data_dir` is where the runs' datasets are when not where the runs recorded."""
+    if ranking_dir is None and not run_dirs:
+        raise ConfigError("hallubench view: give a ranking folder, run folders, or both")
+    ranking = read_ranking(Path(ranking_dir)) if ranking_dir is not None else None
     given = [read_run_folder(Path(d)) for d in run_dirs]
     ref = None
-    if reference:  # correlate imports the crosscheck metric, and so evaluate and torch (seconds): only when asked
+    if reference and ranking is not None:  # correlate imports evaluate and torch (seconds): only when asked
         from hallubench.ranking.correlate import load_reference
 
         ref = load_reference(Path(reference), reference_higher_is_better)
@@ -145,30 +189,31 @@ def build_site(ranking_dir: Path, run_dirs: Sequence[Path] = (), out: Path = Pat
     with replace_folder(final) as out:  # built beside, then swapped in whole: a failure leaves the old site
         (out / MARKER).write_text("written by `hallubench view`; the next `hallubench view --out` here replaces it\n")
         env, copy = environment(), MediaCopier(out)
-        runs = _runs_of_ranking(ranking, given)
         run_pages = [(f"runs/{k}.html", run) for k, run in enumerate(given)]
-        tasks = {record["task"] for run in runs.values() for record in run.records}
-        boards = list(ranking.data["boards"])
-        items = {name: _media_of(runs, _board_task(name, tasks), data_dir, copy) for name in boards}
-        search = search_entries(ranking, items)
-        (out / "assets").mkdir(exist_ok=True)
-        for name in ASSETS:
-            shutil.copyfile(HERE / "assets" / name, out / "assets" / name)
-        (out / "assets" / "items.js").write_text(
-            "window.HALLUBENCH_ITEMS = " + jinja2.utils.htmlsafe_json_dumps(search) + ";\n", encoding="utf-8")
-        page = env.get_template("document.html")
-        for b, name in enumerate(boards):
-            folder = out / "items" / str(b)
-            folder.mkdir(parents=True, exist_ok=True)
-            for context in document_context(ranking, name, b, items[name]):
-                (folder / f"{context['number']}.html").write_text(page.render(root="../../", **context), encoding="utf-8")
+        context = {"title": "hallubench leaderboard", "boards": [], "banners": []}
+        search: list[dict[str, str]] = []
+        ranked, links = [], {}
+        if ranking is not None:
+            runs = _runs_of_ranking(ranking, given)
+            tasks = {record["task"] for run in runs.values() for record in run.records}
+            boards = list(ranking.data["boards"])
+            items = {name: _media_of(runs, _board_task(name, tasks), data_dir, copy) for name in boards}
+            search = search_entries(ranking, items)
+            page = env.get_template("document.html")
+            for b, name in enumerate(boards):
+                folder = out / "items" / str(b)
+                folder.mkdir(parents=True, exist_ok=True)
+                for item in document_context(ranking, name, b, items[name]):
+                    (folder / f"{item['number']}.html").write_text(page.render(root="../../", **item), encoding="utf-8")
+            links, ranked = _ranking_links(ranking, run_pages), ranking_columns(ranking.data)
+            context.update(leaderboard_context(ranking, ref, links), title="CrossCheck leaderboard")
+        _write_assets(out, search)
         if run_pages:
             (out / "runs").mkdir(exist_ok=True)
             page = env.get_template("run.html")
             for path, run in run_pages:
                 (out / path).write_text(page.render(root="../", **run_context(run)), encoding="utf-8")
+        matrix = board_context(run_pages, published_tables(), ranked, links) if run_pages or ranked else None
         index = out / "index.html"
-        index.write_text(env.get_template("leaderboard.html").render(
-            root="", runs=[(path, run.folder.name) for path, run in run_pages],
-            **leaderboard_context(ranking, ref)), encoding="utf-8")
+        index.write_text(env.get_template("leaderboard.html").render(root="", matrix=matrix, **context), encoding="utf-8")
     return final / index.name

@@ -16,31 +16,32 @@ def space_card(title: str, mini: bool) -> str:
     """The Space's README.md: the YAML that makes it a static Space serving index.html, and what it shows."""
     meta = {"title": title[:60], "emoji": "🔎", "colorFrom": "blue", "colorTo": "yellow", "sdk": "static",
             "app_file": "index.html", "pinned": False,
-            "tags": ["hallubench", "crosscheck", "hallucination", "leaderboard"] + (["hallubench-mini-data"] if mini else [])}
-    mark = ("\n**MINI DATA**: this ranking was made on the embedded synthetic mini benchmarks; it checks the pipeline "
-            "and measures nothing about the models.\n") if mini else ""
+            "tags": ["hallubench", "hallucination", "leaderboard"] + (["hallubench-mini-data"] if mini else [])}
+    mark = ("\n**MINI DATA**: these results were made on the embedded synthetic mini benchmarks; they check the pipeline "
+            "and measure nothing about the models.\n") if mini else ""
     return ("---\n" + yaml.safe_dump(meta, sort_keys=False, allow_unicode=True) + "---\n\n"
-            "# CrossCheck leaderboard\n\nMade with hallubench: a leaderboard per board with 95 % intervals and sign "
-            "tests, and every model's sentences coloured by their CrossCheck score, next to the item's media and "
-            f"human reference.\n{mark}")
+            f"# {title}\n\nMade with hallubench: a models x benchmarks board of the runs (each score with its 95 % "
+            "interval and the data's marks), the papers' published results beside them, and for a CrossCheck ranking "
+            "a leaderboard per board with intervals and sign tests and every model's sentences coloured by their "
+            f"CrossCheck score, next to the item's media and human reference.\n{mark}")
 
 
 def push_site(site: Path, space_id: str, *, mini: bool, allow_mini_data: bool = False, token: str | None = None,
               private: bool | None = None, endpoint: str | None = None) -> tuple[str, str]:
     """Commit every file of the site `site` plus its card to the static Space `space_id` (created if missing);
-    (Space url, commit url). A site of a mini-data ranking is refused unless `allow_mini_data`."""
+    (Space url, commit url). A site of mini-data runs or ranking is refused unless `allow_mini_data`."""
     site = Path(site)
     if not (site / "index.html").is_file():
-        raise PublishError(f"{site} holds no index.html: build the site first (`hallubench view RANKING_DIR --out {site}`)")
+        raise PublishError(f"{site} holds no index.html: build the site first (`hallubench view RUN_DIR... --out {site}`)")
     if mini and not allow_mini_data:
-        raise PublishError(f"{site} shows a ranking of runs made on the embedded synthetic mini benchmarks, so it measures "
-                           "nothing about the models; rank runs on the real benchmarks, or pass --allow-mini-data to push "
-                           "it anyway, marked as mini data")
+        raise PublishError(f"{site} shows runs made on the embedded synthetic mini benchmarks, so it measures nothing "
+                           "about the models; run on the real benchmarks, or pass --allow-mini-data to push it anyway, "
+                           "marked as mini data")
     files = {path.relative_to(site).as_posix(): path.read_bytes() for path in sorted(site.rglob("*"))
              if path.is_file() and path.name != CARD}
-    files[CARD] = space_card("hallubench CrossCheck leaderboard", mini).encode("utf-8")
+    files[CARD] = space_card("hallubench leaderboard", mini).encode("utf-8")
     hub = DatasetRepo(space_id, token=token, private=private, endpoint=endpoint)
     with hub.errors(f"publishing site {site} to Space {space_id}"):
         url = hub.api.create_repo(space_id, repo_type="space", space_sdk="static", private=private, exist_ok=True)
-        commit = hub.commit(files, "hallubench CrossCheck leaderboard site", repo_id=space_id, repo_type="space")
+        commit = hub.commit(files, "hallubench leaderboard site", repo_id=space_id, repo_type="space")
     return str(url), commit.commit_url

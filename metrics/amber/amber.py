@@ -382,6 +382,8 @@ class Amber(evaluate.Metric):
                                                                                   "relation")))
                    for score in ("accuracy", "precision", "recall", "f1")))
     higher_is_better = {name: name not in ("chair", "hal", "cog") for name in fractions}
+    # No output is a plain share of "correct" verdicts: the script's denominators start at 0.001 and it rounds.
+    verdict_shares: dict = {}
 
     @staticmethod
     def example_inputs(rng, n):
@@ -436,15 +438,29 @@ class Amber(evaluate.Metric):
         per_item, fixed = self._prepare(predictions, references, types, mode, nlp, similarity_score)
         return self._compute_prepared(**per_item, **fixed)
 
+    @staticmethod
+    def item_verdicts(predictions, references, types=None, mode="default", nlp="installable", similarity_score=0.8):
+        """Per item, how `_compute` counts it (the metric contract): for a question (verdict, reading), "correct",
+        "wrong" or "unreadable" (neither yes nor no under `mode`: counted wrong) and the reading "yes"/"no"/None;
+        None for a description, whose mentions are counted, not judged right or wrong as a whole."""
+        if mode not in MODES:
+            raise ValueError(f"mode is {mode!r}; expected one of {MODES}")
+        _check(predictions, references)
+        _check_items(references, types)
+        verdicts: list = []
+        for text, ref, kind in zip(predictions, references, types):
+            answer = None if kind == GENERATIVE else read_yes_no(text, mode)
+            reading = answer and answer.lower()
+            verdicts.append(None if kind == GENERATIVE else ("unreadable" if reading is None else
+                                                             "correct" if reading == ref["answer"] else "wrong", reading))
+        return verdicts
+
     def _prepare(self, predictions, references, types=None, mode="default", nlp="installable", similarity_score=0.8):
         """Reads every item once (nouns, near-synonyms, yes/no): the per-item count arrays `score_prepared` sums,
         for a bootstrap to resample, and nothing fixed."""
-        if mode not in MODES:
-            raise ValueError(f"mode is {mode!r}; expected one of {MODES}")
         if nlp not in NLP:
             raise ValueError(f"nlp is {nlp!r}; expected one of {NLP}")
-        _check(predictions, references)
-        _check_items(references, types)
+        verdicts = self.item_verdicts(predictions, references, types, mode)
         nouns = installable_nouns if nlp == "installable" else authors_nouns
         if nlp == "installable":
             def similar(word1, word2):  # no word vectors on PyPI: a vectorless spaCy's similarity is 0
@@ -459,16 +475,14 @@ class Amber(evaluate.Metric):
         generative = np.zeros((n, len(GEN_COUNTS)), dtype=int)
         questions = np.zeros((n, 6), dtype=int)
         unread = np.zeros(n, dtype=bool)
-        for i, (text, ref, kind) in enumerate(zip(predictions, references, types)):
-            if kind == GENERATIVE:
+        for i, (text, ref, kind, verdict) in enumerate(zip(predictions, references, types, verdicts)):
+            if verdict is None:
                 generative[i] = description_counts(nouns(text), list(ref["truth"]), list(ref["hallu"] or []), similar)
                 continue
             dimension[i] = DIMENSION_NAMES.index(DIMENSIONS[kind])
-            answer = read_yes_no(text, mode)
-            unread[i] = answer is None
-            truth_no = ref["answer"] == "no"
-            correct = answer == ("No" if truth_no else "Yes")
-            questions[i] = (correct, 1, truth_no and correct, truth_no, truth_no and answer == "No", answer == "No")
+            (counted, answer), truth_no = verdict, ref["answer"] == "no"
+            unread[i], correct = answer is None, counted == "correct"
+            questions[i] = (correct, 1, truth_no and correct, truth_no, truth_no and answer == "no", answer == "no")
         return {"dimension": dimension, "generative": generative, "questions": questions, "unread": unread}, {}
 
     _compute_prepared = staticmethod(score_prepared)

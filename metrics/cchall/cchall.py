@@ -241,6 +241,8 @@ class CCHall(evaluate.Metric):
     # The harness contract (ARCHITECTURE.md, "The metric contract").
     fractions = ("accuracy", "macro_f1", "weighted_f1", "accuracy_avg", "macro_f1_avg")
     higher_is_better = dict.fromkeys(fractions, True)
+    # Which outputs are shares of "correct" verdicts (the metric contract).
+    verdict_shares = {"accuracy": None}
 
     @staticmethod
     def example_inputs(rng, n):
@@ -277,14 +279,23 @@ class CCHall(evaluate.Metric):
         per_item, fixed = self._prepare(predictions, references, options, groups)
         return self._compute_prepared(**per_item, **fixed)
 
+    @staticmethod
+    def item_verdicts(predictions, references, options=None, groups=None):
+        """Per item, how `_compute` counts it (the metric contract): (verdict, reading), the reading the type
+        `parse_cchall` settles on (None: unparsed, counted wrong as "unreadable"), "correct" when it is the
+        reference's type."""
+        options = _check_options(options, len(predictions))
+        readings = [parse_cchall(text, item) for text, item in zip(predictions, options)]
+        return [("unreadable" if reading is None else "correct" if reading == canonical_label(label) else "wrong",
+                 reading) for reading, label in zip(readings, references)]
+
     def _prepare(self, predictions, references, options=None, groups=None):
         """Checks and parses the items once: `_compute_prepared`'s arguments, those with one value per item
         (numpy arrays, `group_codes` a dict of them, for a bootstrap to resample) apart from the rest."""
-        options = _check_options(options, len(predictions))
         groups = _check_groups(groups, len(predictions))
+        readings = [reading for _, reading in self.item_verdicts(predictions, references, options)]
         references = np.array([LABELS.index(canonical_label(label)) for label in references], dtype=int)
-        predicted = np.array([COLUMNS.index(parse_cchall(text, item) or UNPARSED)
-                              for text, item in zip(predictions, options)], dtype=int)
+        predicted = np.array([COLUMNS.index(reading or UNPARSED) for reading in readings], dtype=int)
         codes, names = {}, {}
         for column, values in groups.items():
             index: dict = {}  # value -> code, in order of first appearance

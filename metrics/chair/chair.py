@@ -1,11 +1,12 @@
 """CHAIR: caption hallucination assessment with image relevance (Rohrbach et al. 2018), as the authors' chair.py."""
 
+import re
+
 import datasets
 import evaluate
 import numpy as np
 from nltk.tokenize import NLTKWordTokenizer
 from nltk.tokenize.punkt import PunktSentenceTokenizer
-from textblob.en.inflect import singularize as _textblob_singularize
 
 
 _CITATION = """\
@@ -148,11 +149,53 @@ COCO_DOUBLE_WORDS = ["motor bike", "motor cycle", "air plane", "traffic light", 
                      "stove top oven", "hot dog", "teddy bear", "home plate", "train track"]
 ANIMAL_WORDS = ["bird", "cat", "dog", "horse", "sheep", "cow", "elephant", "bear", "zebra", "giraffe", "animal", "cub"]
 VEHICLE_WORDS = ["jet", "train"]
-# Where TextBlob's singularize (pattern.en 2.6's rules) differs from pattern.en 3.6's, which chair.py imports:
-# found by running both on 2,461 words (the synonym list's words, their plurals and common caption words).
-PATTERN_36 = {"airbuses": "airbus", "ans": "an", "as": "as", "canvases": "canvase", "collies": "collies",
-              "doggies": "doggies", "gases": "gase", "jeans": "jean", "lenses": "lense", "minibuses": "minibus",
-              "zebuses": "zebus"}
+# pattern.en 3.6's singularize (pattern/text/en/inflect.py of github.com/clips/pattern @ d25511f, BSD-3-Clause; its
+# rules adapted from Bermi Ferrer's Inflector, MIT), which chair.py imports: pattern does not install on current
+# Pythons, and TextBlob's port of it has an extra "-ses" loop ("omnibuses" -> "bus"). Kept rule for rule and in
+# order; tests/test_chair.py checks it against pattern's own function on every word of lemminflect's lexicon.
+PLURAL_PREPOSITIONS = {"about", "before", "during", "of", "till", "above", "behind", "except", "off", "to", "across",
+                       "below", "for", "on", "under", "after", "beneath", "from", "onto", "until", "among", "beside",
+                       "in", "out", "unto", "around", "besides", "into", "over", "upon", "at", "between", "near",
+                       "since", "with", "athwart", "betwixt", "beyond", "but", "by"}
+SINGULAR_RULES = [(re.compile(suffix), inflection) for suffix, inflection in (
+    (r"(?i)(.)ae$", "\\1a"), (r"(?i)(.)itis$", "\\1itis"), (r"(?i)(.)eaux$", "\\1eau"), (r"(?i)(quiz)zes$", "\\1"),
+    (r"(?i)(matr)ices$", "\\1ix"), (r"(?i)(ap|vert|ind)ices$", "\\1ex"), (r"(?i)^(ox)en", "\\1"),
+    (r"(?i)(alias|status)es$", "\\1"), (r"(?i)([octop|vir])i$", "\\1us"), (r"(?i)(cris|ax|test)es$", "\\1is"),
+    (r"(?i)(shoe)s$", "\\1"), (r"(?i)(o)es$", "\\1"), (r"(?i)(bus)es$", "\\1"), (r"(?i)([m|l])ice$", "\\1ouse"),
+    (r"(?i)(x|ch|ss|sh)es$", "\\1"), (r"(?i)(m)ovies$", "\\1ovie"), (r"(?i)(.)ombies$", "\\1ombie"),
+    (r"(?i)(s)eries$", "\\1eries"), (r"(?i)([^aeiouy]|qu)ies$", "\\1y"),
+    (r"([aeo]l)ves$", "\\1f"), (r"([^d]ea)ves$", "\\1f"), (r"arves$", "arf"), (r"erves$", "erve"),
+    (r"([nlw]i)ves$", "\\1fe"), (r"(?i)([lr])ves$", "\\1f"), (r"([aeo])ves$", "\\1ve"), (r"(?i)(sive)s$", "\\1"),
+    (r"(?i)(tive)s$", "\\1"), (r"(?i)(hive)s$", "\\1"), (r"(?i)([^f])ves$", "\\1fe"),
+    (r"(?i)(^analy)ses$", "\\1sis"),
+    (r"(?i)((a)naly|(b)a|(d)iagno|(p)arenthe|(p)rogno|(s)ynop|(t)he)ses$", "\\1\\2sis"),
+    (r"(?i)(.)opses$", "\\1opsis"), (r"(?i)(.)yses$", "\\1ysis"), (r"(?i)(h|d|r|o|n|b|cl|p)oses$", "\\1ose"),
+    (r"(?i)(fruct|gluc|galact|lact|ket|malt|rib|sacchar|cellul)ose$", "\\1ose"), (r"(?i)(.)oses$", "\\1osis"),
+    (r"(?i)([ti])a$", "\\1um"), (r"(?i)(n)ews$", "\\1ews"), (r"(?i)s$", ""))]
+SINGULAR_UNINFLECTED = {
+    "bison", "debris", "headquarters", "pincers", "trout", "bream", "diabetes", "herpes", "pliers", "tuna", "breeches",
+    "djinn", "high-jinks", "proceedings", "whiting", "britches", "eland", "homework", "rabies", "wildebeest", "carp",
+    "elk", "innings", "salmon", "chassis", "flounder", "jackanapes", "scissors", "christmas", "gallows", "mackerel",
+    "series", "clippers", "georgia", "measles", "shears", "cod", "graffiti", "mews", "species", "contretemps", "mumps",
+    "swine", "corps", "news", "swiss"}
+SINGULAR_UNCOUNTABLE = {
+    "advice", "equipment", "happiness", "luggage", "news", "software", "bread", "fruit", "information", "mathematics",
+    "progress", "understanding", "butter", "furniture", "ketchup", "mayonnaise", "research", "water", "cheese",
+    "garbage", "knowledge", "meat", "rice", "electricity", "gravel", "love", "mustard", "sand"}
+SINGULAR_IE = {
+    "alergie", "cutie", "hoagie", "newbie", "softie", "veggie", "auntie", "doggie", "hottie", "nightie", "sortie",
+    "weenie", "beanie", "eyrie", "indie", "oldie", "stoolie", "yuppie", "birdie", "freebie", "junkie", "^pie",
+    "sweetie", "zombie", "bogie", "goonie", "laddie", "pixie", "techie", "bombie", "groupie", "laramie", "quickie",
+    "^tie", "collie", "hankie", "lingerie", "reverie", "toughie", "cookie", "hippie", "meanie", "rookie", "valkyrie"}
+SINGULAR_IRREGULAR = {  # in pattern's order: the first key that ends the word wins
+    "atlantes": "atlas", "atlases": "atlas", "axes": "axe", "beeves": "beef", "brethren": "brother",
+    "children": "child", "corpora": "corpus", "corpuses": "corpus", "ephemerides": "ephemeris", "feet": "foot",
+    "ganglia": "ganglion", "geese": "goose", "genera": "genus", "genii": "genie", "graffiti": "graffito",
+    "helves": "helve", "kine": "cow", "leaves": "leaf", "loaves": "loaf", "men": "man", "mongooses": "mongoose",
+    "monies": "money", "moves": "move", "mythoi": "mythos", "numena": "numen", "occipita": "occiput",
+    "octopodes": "octopus", "opera": "opus", "opuses": "opus", "our": "my", "oxen": "ox", "penes": "penis",
+    "penises": "penis", "people": "person", "sexes": "sex", "soliloquies": "soliloquy", "teeth": "tooth",
+    "testes": "testis", "trilbys": "trilby", "turves": "turf", "zoa": "zoon"}
 
 
 def _synonyms() -> tuple:
@@ -182,9 +225,29 @@ def word_tokenize(text: str) -> list:
 
 
 def singularize(word: str) -> str:
-    """pattern.en's singularize (chair.py's), through TextBlob's port of it (pattern does not install on current
-    Pythons) with pattern 3.6's results where the two differ."""
-    return PATTERN_36.get(word) or _textblob_singularize(word)
+    """pattern.en 3.6's singularize, step for step (see SINGULAR_RULES)."""
+    if "-" in word:  # compounds such as "mothers-in-law"
+        parts = word.split("-")
+        if len(parts) > 1 and parts[1] in PLURAL_PREPOSITIONS:
+            return singularize(parts[0]) + "-" + "-".join(parts[1:])
+    if word.endswith("'"):  # dogs' -> dog's
+        return singularize(word[:-1]) + "'s"
+    lower = word.lower()
+    if any(x.endswith(lower) for x in SINGULAR_UNINFLECTED | SINGULAR_UNCOUNTABLE):
+        return word
+    if any(lower.endswith(x + "s") for x in SINGULAR_IE):
+        return lower
+    for plural, singular in SINGULAR_IRREGULAR.items():
+        if lower.endswith(plural):
+            return re.sub("(?i)" + plural + "$", singular, word)
+    for suffix, inflection in SINGULAR_RULES:
+        match = suffix.search(word)
+        if match:
+            for k, group in enumerate(match.groups()):
+                if group is None:
+                    inflection = inflection.replace("\\" + str(k + 1), "")
+            return suffix.sub(inflection, word)
+    return word
 
 
 def caption_objects(caption: str) -> tuple:
@@ -237,6 +300,9 @@ class Chair(evaluate.Metric):
     # The harness contract (ARCHITECTURE.md, "The metric contract"); the mention counts are no fractions.
     fractions = ("chair_s", "chair_i")
     higher_is_better = {"chair_s": False, "chair_i": False}
+    # No per-item verdict (the metric contract): a caption's object mentions are counted, not judged right or
+    # wrong as a whole.
+    item_verdicts = None
 
     @staticmethod
     def example_inputs(rng, n):

@@ -458,6 +458,9 @@ class Crosscheck(evaluate.Metric):
     # is a top-level fraction.
     fractions = ()
     higher_is_better = {}
+    # No per-item verdict (the metric contract): it ranks models by sentences judged against other models'
+    # evidence, not one answer against a reference.
+    item_verdicts = None
 
     @staticmethod
     def example_inputs(rng, n):

@@ -36,6 +36,9 @@ Args:
         released; (category, subcategory, set_id, figure_id, question_id) must be unique.
     judgments (`list` of `str`, optional): the judge's raw output for each answer, to the authors' GPT-4 prompt
         (`JUDGE_PROMPT`). Without them the answers are matched by the rule-based yes/no extraction.
+    rule (`str`): which version of VLMEvalKit's yes/no extraction: "vlmevalkit" (default; its period pattern since
+        commit 928a95b0 of 2025-05-13) or "vlmevalkit-2024" (the pattern before it). They differ on answers with
+        many periods after digits, such as numbered lists ("1. 2. ... 33. no." reads "no" only under the first).
     groups (`dict` of `str` to `list`, optional): grouping columns, each with one value per prediction; each group
         gets the same scores computed on its rows alone (as the authors score VD and VS apart).
 
@@ -82,26 +85,31 @@ JUDGE_PROMPT = (
 ROW_FIELDS = ("category", "subcategory", "set_id", "figure_id", "question_id", "visual_input")
 CORRECT, INCORRECT, UNCLEAR = 1, 0, 2
 
-# VLMEvalKit's process_punctuation (vlmeval/smp/misc.py), kept as written: its period pattern's "(?!<=\d)" is a
-# lookahead (so a period before a letter is removed too), and re.UNICODE lands in `count` (32 periods at most).
+# VLMEvalKit's process_punctuation (vlmeval/smp/misc.py), kept as written, re.UNICODE landing in `count` included (so
+# at most 32 periods go). Its period pattern changed in commit 928a95b0 (2025-05-13; unchanged at e8e78f05,
+# 2026-08-18): "vlmevalkit" is that rule, (?<!\d)\.(?!\d), which keeps a period after a digit ("1. 2." stays) and
+# so leaves the count to the periods that matter; "vlmevalkit-2024" is the one before it, (?!<=\d)(\.)(?!\d),
+# a lookahead that removes a period after a digit too, so a numbered answer ("1. 2. ... 33. no.") spends the 32
+# before its last "no." and reads as no answer. The default is VLMEvalKit's current rule, the one its results use
+# today; the older one reproduces results VLMEvalKit (and hallubench before 2026-11-27) made with it.
 _PUNCT = [';', r'/', '[', ']', '"', '{', '}', '(', ')', '=', '+', '\\', '_', '-', '>', '<', '@', '`', ',', '?', '!']
 _COMMA_STRIP = re.compile(r'(\d)(,)(\d)')
-_PERIOD_STRIP = re.compile(r'(?!<=\d)(\.)(?!\d)')
+PERIOD_RULES = {"vlmevalkit": re.compile(r'(?<!\d)\.(?!\d)'), "vlmevalkit-2024": re.compile(r'(?!<=\d)(\.)(?!\d)')}
 
 
-def _process_punctuation(text: str) -> str:
+def _process_punctuation(text: str, rule: str) -> str:
     out = text
     for p in _PUNCT:
         if (p + ' ' in text or ' ' + p in text) or (re.search(_COMMA_STRIP, text) is not None):
             out = out.replace(p, '')
         else:
             out = out.replace(p, ' ')
-    return _PERIOD_STRIP.sub('', out, re.UNICODE)
+    return PERIOD_RULES[rule].sub('', out, re.UNICODE)
 
 
-def extract_yes_no(text: str) -> Optional[str]:
+def extract_yes_no(text: str, rule: str = "vlmevalkit") -> Optional[str]:
     """VLMEvalKit's YOrN_Extraction: "yes" / "no" when exactly one of the two is a word of the answer, else None."""
-    words = _process_punctuation(text.lower()).split()
+    words = _process_punctuation(text.lower(), rule).split()
     if 'yes' in words and 'no' not in words:
         return "yes"
     if 'yes' not in words and 'no' in words:
@@ -116,9 +124,9 @@ def judge_code(judgment: str) -> int:
     return INCORRECT if 'incorrect' in text else CORRECT if 'correct' in text else UNCLEAR
 
 
-def rule_code(prediction: str, reference: str) -> int:
+def rule_code(prediction: str, reference: str, rule: str = "vlmevalkit") -> int:
     """The rule-based judgment: 1 when the extracted yes/no is the reference's, 0 when it is the other, 2 when none."""
-    answer = extract_yes_no(prediction)
+    answer = extract_yes_no(prediction, rule)
     return UNCLEAR if answer is None else CORRECT if (answer == "yes") == (reference == "1") else INCORRECT
 
 
@@ -195,6 +203,8 @@ class HallusionBench(evaluate.Metric):
                       for name in ("qacc", "facc", "aacc", "easy_qacc", "hard_qacc", "figure_score", "fp_ratio"))
     higher_is_better = {**{name: None if name.startswith("fp_ratio") else True for name in fractions},
                         "yes_bias_rule": None, "yes_bias_judge": None}
+    # Which outputs are shares of "correct" verdicts (the metric contract).
+    verdict_shares = {"aacc_rule": None, "aacc_judge": None}
 
     @staticmethod
     def example_inputs(rng, n):
@@ -248,22 +258,40 @@ class HallusionBench(evaluate.Metric):
             raise ValueError("predictions and references are empty; pass at least one item")
         super().add_batch(predictions=predictions, references=references, **kwargs)
 
-    def _compute(self, predictions, references, category=None, subcategory=None, set_id=None, figure_id=None,
-                 question_id=None, visual_input=None, judgments=None, groups=None):
+    @staticmethod
+    def item_verdicts(predictions, references, category=None, subcategory=None, set_id=None, figure_id=None,
+                      question_id=None, visual_input=None, judgments=None, groups=None, rule="vlmevalkit"):
+        """Per item, how `_compute` counts it (the metric contract): (verdict, reading). The reading is the rule's
+        yes/no (`extract_yes_no`), or with `judgments` the judge's "correct"/"incorrect"; None when unclear, which
+        the authors count correct on a VS question without a figure and "unreadable" (wrong) elsewhere."""
+        if rule not in PERIOD_RULES:
+            raise ValueError(f"rule is {rule!r}; expected one of {', '.join(PERIOD_RULES)}")
         fields = dict(zip(ROW_FIELDS, (category, subcategory, set_id, figure_id, question_id, visual_input)))
         missing = [name for name, values in fields.items() if values is None]
         if missing:
             raise ValueError(f"pass the rows' {', '.join(missing)}: the scores group answers by them")
         _check_lists({**fields, **({"judgments": judgments} if judgments is not None else {})}, len(predictions))
+        if judgments is not None:
+            codes = [judge_code(text) for text in judgments]
+            readings = [None if code == UNCLEAR else "correct" if code == CORRECT else "incorrect" for code in codes]
+        else:
+            codes = [rule_code(text, ref, rule) for text, ref in zip(predictions, references)]
+            readings = [extract_yes_no(text, rule) for text in predictions]
+        # assign_correctness: unclear is correct on a VS question without a figure, wrong elsewhere
+        return [("correct" if code == CORRECT or (code == UNCLEAR and kind == "VS" and figure == "0")
+                 else "unreadable" if code == UNCLEAR else "wrong", reading)
+                for code, reading, kind, figure in zip(codes, readings, category, figure_id)]
+
+    def _compute(self, predictions, references, category=None, subcategory=None, set_id=None, figure_id=None,
+                 question_id=None, visual_input=None, judgments=None, groups=None, rule="vlmevalkit"):
+        fields = dict(zip(ROW_FIELDS, (category, subcategory, set_id, figure_id, question_id, visual_input)))
+        verdicts = self.item_verdicts(predictions, references, *fields.values(), judgments, rule=rule)
         groups = _check_groups(groups, len(predictions))
         rows = [dict(zip(ROW_FIELDS, values)) for values in zip(*fields.values())]
-        if judgments is not None:
-            suffix, codes = "judge", [judge_code(text) for text in judgments]
-        else:
-            suffix, codes = "rule", [rule_code(text, ref) for text, ref in zip(predictions, references)]
-        # assign_correctness: unclear is correct on a VS question without a figure, wrong elsewhere
-        correct = [code == CORRECT or (code == UNCLEAR and row["category"] == "VS" and row["figure_id"] == "0")
-                   for row, code in zip(rows, codes)]
+        suffix = "rule" if judgments is None else "judge"
+        codes = [UNCLEAR if reading is None else INCORRECT if verdict == "wrong" else CORRECT
+                 for verdict, reading in verdicts]
+        correct = [verdict == "correct" for verdict, _ in verdicts]
         items = list(zip(rows, references, codes, correct))
         result = _scores(items, suffix)
         result["unparsed_indices"] = [i for i, code in enumerate(codes) if code == UNCLEAR]

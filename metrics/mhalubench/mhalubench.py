@@ -226,13 +226,12 @@ def _score_claims(predictions: list, references: list, segment_ids: list, claim_
     return result
 
 
-def _score_responses(predictions: list, references: list, segment_ids: list, claim_categories=None) -> dict:
-    """Each response's claims with the verdicts read from its answer, scored together; segment ids made
-    unique per response by its position (a resampled response counts as another response)."""
+def _score_responses(reads: list, references: list, segment_ids: list, claim_categories=None) -> dict:
+    """Each response's claims with the verdicts read from its answer (`parse_verdicts`' per response), scored
+    together; segment ids made unique per response by its position (a resampled response counts as another)."""
     verdicts, labels, segments = [], [], []
     unparsed = partial = 0
-    for i, (text, claim_labels, claim_segments) in enumerate(zip(predictions, references, segment_ids)):
-        read = parse_verdicts(text, len(claim_labels))
+    for i, (read, claim_labels, claim_segments) in enumerate(zip(reads, references, segment_ids)):
         unparsed += read is None
         partial += read is not None and None in read
         verdicts += read or [None] * len(claim_labels)
@@ -243,6 +242,11 @@ def _score_responses(predictions: list, references: list, segment_ids: list, cla
             "responses_partial": partial}
 
 
+def _response_reads(predictions: list, references: list) -> list:
+    """`parse_verdicts` of each response, for as many claims as its reference has."""
+    return [parse_verdicts(text, len(labels)) for text, labels in zip(predictions, references)]
+
+
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class MHaluBench(evaluate.Metric):
     # The harness contract (ARCHITECTURE.md, "The metric contract").
@@ -250,6 +254,8 @@ class MHaluBench(evaluate.Metric):
         "accuracy", "macro_precision", "macro_recall", "macro_f1", *(f"{label}_{score}" for label in (
             "hallucination", "non_hallucination") for score in ("precision", "recall", "f1"))))
     higher_is_better = dict.fromkeys(fractions, True)
+    # No output is a share of "correct" verdicts in both input forms (per response, the scores count claims).
+    verdict_shares: dict = {}
 
     @staticmethod
     def example_inputs(rng, n):
@@ -289,8 +295,26 @@ class MHaluBench(evaluate.Metric):
         predictions = [UNPARSED if label is None else label for label in predictions]
         super().add_batch(predictions=predictions, references=references, **kwargs)
 
+    @staticmethod
+    def item_verdicts(predictions, references, segment_ids=None, claim_categories=None, groups=None):
+        """Per item, how `_compute` counts it (the metric contract): (verdict, reading). A claim: its label as
+        reading, "correct" when it is the reference's, "unreadable" when None. A response (references a list per
+        response): the labels read for its claims ("?" for a claim without one) as reading, "correct" when every
+        claim is read right, "wrong" when not, "unreadable" when no verdict at all was read (all its claims are
+        then counted unparsed)."""
+        if isinstance(references[0], (list, tuple)):
+            reads = _response_reads(predictions, references)
+            return [("unreadable", None) if read is None else
+                     ("correct" if list(read) == list(labels) else "wrong", ", ".join(label or "?" for label in read))
+                    for read, labels in zip(reads, references)]
+        readings = [None if label in (None, UNPARSED) else label for label in predictions]
+        return [("unreadable" if reading is None else "correct" if reading == label else "wrong", reading)
+                for reading, label in zip(readings, references)]
+
     def _compute(self, predictions, references, segment_ids, claim_categories=None, groups=None):
         score = _score_responses if isinstance(references[0], (list, tuple)) else _score_claims
+        if score is _score_responses:
+            predictions = _response_reads(predictions, references)
         if claim_categories is not None and len(claim_categories) != len(predictions):
             raise ValueError(f"claim_categories has {len(claim_categories)} items for {len(predictions)} predictions "
                              f"(first unpaired index: {min(len(claim_categories), len(predictions))})")

@@ -148,6 +148,8 @@ class PaHr(evaluate.Metric):
     # The harness contract (ARCHITECTURE.md, "The metric contract").
     fractions = ("pa", "hr", "accuracy", "yes_ratio")
     higher_is_better = {"pa": True, "hr": True, "accuracy": True, "yes_ratio": None}
+    # Which outputs are shares of "correct" verdicts: over all items, or over those with one reference.
+    verdict_shares = {"accuracy": None, "pa": "yes", "hr": "no"}
 
     @staticmethod
     def example_inputs(rng, n):
@@ -179,10 +181,12 @@ class PaHr(evaluate.Metric):
         _check_batch(predictions, references)
         super().add_batch(predictions=predictions, references=references, **kwargs)
 
-    def _compute(self, predictions, references, mode="default", groups=None):
+    @staticmethod
+    def item_verdicts(predictions, references, mode="default", groups=None):
+        """Per item, how `_compute` counts it under `mode`: (verdict, reading), the verdict "correct", "wrong" or
+        "unreadable" (no yes/no read: counted wrong), the reading "yes", "no" or None (the metric contract)."""
         if mode not in MODES:
             raise ValueError(f"mode is {mode!r}; expected one of {MODES}")
-        groups = _check_groups(groups, len(predictions))
         references = [label.strip().lower() for label in references]
         if mode == "official":
             answers = [parse_official(text) for text in predictions]
@@ -190,6 +194,15 @@ class PaHr(evaluate.Metric):
         else:
             answers = [parse_yes_no(text) for text in predictions]
             correct = [answer == ref for answer, ref in zip(answers, references)]
+        return [("correct" if ok else "unreadable" if answer is None else "wrong", answer)
+                for ok, answer in zip(correct, answers)]
+
+    def _compute(self, predictions, references, mode="default", groups=None):
+        verdicts = self.item_verdicts(predictions, references, mode)
+        groups = _check_groups(groups, len(predictions))
+        references = [label.strip().lower() for label in references]
+        answers = [answer for _, answer in verdicts]
+        correct = [verdict == "correct" for verdict, _ in verdicts]
         empty = 0.0 if mode == "official" else None
         result = _summary(references, answers, correct, empty)
         result["unparsed_indices"] = [i for i, answer in enumerate(answers) if answer is None]

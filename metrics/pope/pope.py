@@ -136,6 +136,8 @@ class Pope(evaluate.Metric):
     # The harness contract (ARCHITECTURE.md, "The metric contract"); the confusion counts are no fractions.
     fractions = ("accuracy", "precision", "recall", "f1", "yes_ratio")
     higher_is_better = {"accuracy": True, "precision": True, "recall": True, "f1": True, "yes_ratio": None}
+    # Which outputs are shares of "correct" verdicts: over all items, or over those with one reference.
+    verdict_shares = {"accuracy": None, "recall": "yes"}
 
     @staticmethod
     def example_inputs(rng, n):
@@ -171,13 +173,23 @@ class Pope(evaluate.Metric):
         per_item, fixed = self._prepare(predictions, references, groups)
         return self._compute_prepared(**per_item, **fixed)
 
+    @staticmethod
+    def item_verdicts(predictions, references, groups=None):
+        """Per item, how `_compute` counts it (the metric contract): (verdict, reading), the verdict "correct" or
+        "wrong" under the authors' rule, the reading "yes", "no", or None when the answer says neither (the rule
+        then counts it as "yes")."""
+        readings = [parse_pope(text) for text in predictions]
+        return [("correct" if (reading or "yes") == label.strip().lower() else "wrong", reading)
+                for reading, label in zip(readings, references)]
+
     def _prepare(self, predictions, references, groups=None):
         """Checks and reads the answers once: per item the reference, the authors' reading and ours (None: neither),
         as arrays a bootstrap resamples (`groups` a dict of them)."""
         groups = _check_groups(groups, len(predictions))
+        parsed = [reading for _, reading in self.item_verdicts(predictions, references)]
         per_item = {"references": np.array([label.strip().lower() for label in references], dtype=object),
-                    "answers": np.array([official_answer(text) for text in predictions], dtype=object),
-                    "parsed": np.array([parse_pope(text) for text in predictions], dtype=object),
+                    "answers": np.array([reading or "yes" for reading in parsed], dtype=object),
+                    "parsed": np.array(parsed, dtype=object),
                     "groups": {column: np.array(values, dtype=object) for column, values in groups.items()}}
         return per_item, {}
 

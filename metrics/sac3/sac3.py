@@ -226,6 +226,9 @@ class Sac3(evaluate.Metric):
     # output is a top-level fraction; the SAC3 tasks' `summarize` flattens them and declares the flat ones.
     fractions = ()
     higher_is_better = {}
+    # No per-item verdict (the metric contract): each item is judged by several scores (sac3_q, sac3_m,
+    # sac3_all...), each against its threshold: no one verdict.
+    item_verdicts = None
 
     @staticmethod
     def example_inputs(rng, n):

@@ -173,6 +173,9 @@ class SentenceDetection(evaluate.Metric):
     # The harness contract (ARCHITECTURE.md, "The metric contract").
     fractions = ("nonfact_auc_pr", "nonfact_star_auc_pr", "factual_auc_pr")
     higher_is_better = {**dict.fromkeys(fractions, True), "passage_pearson": True, "passage_spearman": True}
+    # No per-item verdict (the metric contract): it scores sentences against their reference labels over whole
+    # passages, not one answer per item.
+    item_verdicts = None
 
     @staticmethod
     def example_inputs(rng, n):

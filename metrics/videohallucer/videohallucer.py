@@ -136,6 +136,8 @@ class VideoHallucer(evaluate.Metric):
     fractions = ("basic_accuracy", "halluc_accuracy", "accuracy", "false_positive_ratio", "hallucination_score")
     higher_is_better = {"basic_accuracy": True, "halluc_accuracy": True, "accuracy": True, "yes_diff": None,
                         "no_diff": None, "false_positive_ratio": False, "hallucination_score": False}
+    # No output is a plain share of "correct" verdicts: the accuracies are over complete pairs, per subset.
+    verdict_shares: dict = {}
 
     @staticmethod
     def example_inputs(rng, n):
@@ -170,6 +172,17 @@ class VideoHallucer(evaluate.Metric):
         per_item, fixed = self._prepare(predictions, references, pair_ids, roles, subsets, groups)
         return self._compute_prepared(**per_item, **fixed)
 
+    @staticmethod
+    def item_verdicts(predictions, references, pair_ids=None, roles=None, subsets=None, groups=None):
+        """Per question, how `_compute` counts it (the metric contract): (verdict, reading), "correct" when its
+        role's answer word is in it (the authors' hit; the pair scores need both questions' hits), "wrong" when
+        not, "unreadable" when neither "yes" nor "no" is; the reading the words found ("yes", "no", "yes+no")."""
+        if roles is None:
+            raise ValueError("roles are required: a question's answer word is its role's")
+        readings = [parse_videohallucer(text) for text in predictions]
+        return [("correct" if hits(ANSWERS[role], text) else "unreadable" if reading is None else "wrong", reading)
+                for text, role, reading in zip(predictions, roles, readings)]
+
     def _prepare(self, predictions, references, pair_ids=None, roles=None, subsets=None, groups=None):
         """Checks the items and finds each one's pair once: per-item numpy arrays for `_compute_prepared` (which a
         bootstrap resamples) and nothing fixed."""
@@ -177,7 +190,8 @@ class VideoHallucer(evaluate.Metric):
             raise ValueError("pair_ids and roles are required: the pair accuracy needs each question's pair and role")
         subsets = ["all"] * len(predictions) if subsets is None else list(subsets)
         _check(predictions, references, pair_ids, roles, subsets, groups)
-        hit = np.array([hits(ANSWERS[role], text) for text, role in zip(predictions, roles)])
+        verdicts = self.item_verdicts(predictions, references, pair_ids, roles)
+        hit = np.array([verdict == "correct" for verdict, _ in verdicts])
         by_pair: dict = {}
         for i, (pair, role) in enumerate(zip(pair_ids, roles)):
             if role in by_pair.setdefault(pair, {}):
@@ -187,7 +201,7 @@ class VideoHallucer(evaluate.Metric):
         complete = np.array([i in partner for i in range(len(predictions))])
         basic = np.array([complete[i] and hit[by_pair[p]["basic"]] for i, p in enumerate(pair_ids)])
         halluc = np.array([complete[i] and hit[by_pair[p]["hallucination"]] for i, p in enumerate(pair_ids)])
-        unparsed = np.array([parse_videohallucer(text) is None for text in predictions])
+        unparsed = np.array([reading is None for _, reading in verdicts])
         return {"basic": basic, "halluc": halluc, "complete": complete, "subset": np.array(subsets, dtype=object),
                 "unparsed": unparsed, "groups": {k: np.array(v, dtype=object) for k, v in (groups or {}).items()}}, {}
 

@@ -58,10 +58,12 @@ def _cases():
     cases, unknown = [], []
     for name, command in _commands().items():
         for action in command._actions:
-            kind = getattr(action, "reads_folders", None)
-            if kind:
+            marked = getattr(action, "reads_folders", None)
+            if marked:
                 pushes = any(a.dest == "push_to_hub" for a in command._actions)
-                cases += [(name, action.dest, kind, push) for push in ([False, True] if pushes else [False])]
+                cases += [(name, action.dest, kind, push) for kind in (("run", "ranking") if marked == "any" else
+                                                                       (marked,))
+                          for push in ([False, True] if pushes else [False])]
             elif _path_like(action) and action.dest not in NOT_READ:
                 unknown.append(f"{' '.join(name)} {action.option_strings or action.dest}")
     return cases, unknown
@@ -71,9 +73,9 @@ def test_every_path_argument_says_whether_it_is_a_folder_read():
     cases, unknown = _cases()
     assert not unknown, (f"{unknown}: mark each argument naming a run or ranking folder that its command reads or "
                          "uploads with cli/flags.reads_folders, or add it to NOT_READ saying what it names")
-    assert {(" ".join(c), d) for c, d, _, _ in cases} >= {("publish", "run_dir"), ("rank", "run_dirs"),
-                                                         ("run", "from_outputs"), ("view", "ranking_dir"),
-                                                         ("view", "run_dirs")}
+    assert {(" ".join(c), d, k) for c, d, k, _ in cases} >= {
+        ("publish", "run_dir", "run"), ("rank", "run_dirs", "run"), ("run", "from_outputs", "run"),
+        ("view", "folders", "ranking"), ("view", "folders", "run"), ("verify", "run_dir", "run")}
 
 
 def _run_folder(path):
@@ -112,15 +114,15 @@ def _argv(command, dest, kind, push, folders, target, tmp_path):
         if action.dest == dest:
             values = [target] + ([tmp_path / f"copy-{dest}"] if action.nargs == "+" else [])
         elif other and (action.required or not action.option_strings) and action.nargs not in ("*", "?"):
-            values = [shutil.copytree(folders[other], tmp_path / f"copy-{action.dest}")]
+            values = [shutil.copytree(folders["run" if other == "any" else other], tmp_path / f"copy-{action.dest}")]
         elif action.required and action.option_strings:
             values = [DUMMY]
         elif action.dest in ("output_dir", "out", "cache"):
             values = [tmp_path / f"new-{action.dest}"]
         else:
             continue
-        if action.dest == dest and action.nargs == "+":
-            shutil.copytree(folders[kind], values[1])
+        if action.dest == dest and action.nargs == "+":  # a second folder beside it (of a run where either kind goes)
+            shutil.copytree(folders["run" if other == "any" else kind], values[1])
         argv += ([action.option_strings[0]] if action.option_strings else []) + [str(v) for v in values]
     return argv + (["--push-to-hub", DUMMY] if push else [])
 

@@ -1,7 +1,7 @@
 """A run folder is data: reloading its model (`rank --judge implicit`) never runs code it names
 (trust_remote_code), never reads a credential from an environment variable it names and never reaches a server it
-names, unless the user says so with `--judge-args trust_run_models=true`; the refusal names the field and the flag,
-and comes before anything loads or connects. (The whole path through `rank` with a server: test_ranking_implicit.)"""
+names, nor reads a path outside the folder it names, unless the user says so with `--judge-args
+trust_run_models=true`; the refusal names the field and the flag, and comes before anything loads or connects. (The whole path through `rank` with a server: test_ranking_implicit.)"""
 import json
 
 import pytest
@@ -20,12 +20,15 @@ def run_folder(tmp_path, model, model_args):
 
 
 @pytest.mark.parametrize("model,model_args,field", [
-    ("hf", {"model": "org/custom", "trust_remote_code": True}, "run.options.model_args.trust_remote_code is True"),
-    ("hf", {"model": "org/custom", "trust_remote_code": "yes"}, "run.options.model_args.trust_remote_code is 'yes'"),
+    ("hf", {"model": "org/custom", "trust_remote_code": True}, "run.options.model_args.trust_remote_code=True would"),
     ("openai", {"model": "m", "base_url": "http://203.0.113.9/v1", "api_key_env": "HF_TOKEN"},
-     "run.options.model_args.base_url (http://203.0.113.9/v1) with the key in the environment variable "
-     "run.options.model_args.api_key_env (HF_TOKEN)"),
-    ("openai", {"model": "m"}, "run.options.model_args.base_url (its default server)"),
+     "run.options.model_args.base_url='http://203.0.113.9/v1' (as recorded) is a server it would connect to; "
+     "run.options.model_args.api_key_env='HF_TOKEN' (as recorded) is the environment variable whose value it would send"),
+    ("openai", {"model": "m"}, "run.options.model_args.base_url='https://api.openai.com/v1' (the plug-in's default"),
+    # the reported case: the search tool counted as local (its config has a device), so nothing was checked
+    ("search", {"model": "serper", "base_url": "http://203.0.113.9", "api_key_env": "HF_TOKEN"},
+     "run.options.model_args.base_url='http://203.0.113.9' (as recorded)"),
+    ("hf", {"pretrained": "/opt/models/ckpt"}, "run.options.model_args.pretrained='/opt/models/ckpt' is a path outside"),
 ])
 def test_what_a_run_folder_names_is_not_run_nor_reached_without_the_users_word(tmp_path, monkeypatch, model,
                                                                                model_args, field):
@@ -39,6 +42,13 @@ def test_what_a_run_folder_names_is_not_run_nor_reached_without_the_users_word(t
     with pytest.raises(ConfigError) as later:
         read_evidence_run("other", folder, trusted=True)
     assert "trust_run_models" not in str(later.value)
+
+
+def test_a_malformed_recorded_value_is_refused_naming_the_file(tmp_path):
+    folder = run_folder(tmp_path, "hf", {"model": "org/custom", "trust_remote_code": "yes"})
+    with pytest.raises(ConfigError, match=r"results.json: reloading the hf adapter: trust_remote_code must be true or "
+                                          r"false; got 'yes'"):
+        read_evidence_run("other", folder, trusted=True)
 
 
 def test_a_results_json_that_is_not_one_is_named(tmp_path):

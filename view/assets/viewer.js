@@ -10,6 +10,15 @@
     return el;
   }
 
+  // Phones: the nav opens and closes behind the menu button.
+  var toggle = document.querySelector(".menu-toggle");
+  if (toggle) {
+    toggle.addEventListener("click", function () {
+      var open = toggle.parentNode.classList.toggle("open");
+      toggle.setAttribute("aria-expanded", open ? "true" : "false");
+    });
+  }
+
   // Sortable columns: click a header; numbers sort as numbers, empty cells last.
   document.querySelectorAll("table.sortable").forEach(function (table) {
     var heads = table.querySelectorAll("thead th");
@@ -98,22 +107,37 @@
     });
   }
 
-  // Run pages: filter samples by task and by unreadable outputs.
-  var task = document.getElementById("task-filter"), unreadable = document.getElementById("unreadable-filter");
-  if (task && unreadable) {
+  // Run pages: filter samples by task, and to those scored wrong or unreadable, or that failed.
+  var task = document.getElementById("task-filter"), flagged = document.getElementById("flagged-filter");
+  if (task && flagged) {
     var count = document.getElementById("shown-count");
     var filter = function () {
       var shown = 0;
       document.querySelectorAll("tr.sample").forEach(function (row) {
-        var keep = (!task.value || row.getAttribute("data-task") === task.value) &&
-          (!unreadable.checked || row.getAttribute("data-status") !== "ok");
+        var bad = row.getAttribute("data-status") !== "ok" || row.getAttribute("data-verdict") === "wrong";
+        var keep = (!task.value || row.getAttribute("data-task") === task.value) && (!flagged.checked || bad);
         row.hidden = !keep;
         shown += keep ? 1 : 0;
       });
       count.textContent = shown + " shown";
     };
     task.addEventListener("change", filter);
-    unreadable.addEventListener("change", filter);
+    flagged.addEventListener("change", filter);
     filter();
+  }
+
+  // Index: show only the rows (of every board and table) whose model name holds the filter text.
+  var models = document.getElementById("model-filter");
+  if (models) {
+    var modelCount = document.getElementById("model-count");
+    models.addEventListener("input", function () {
+      var query = models.value.trim().toLowerCase(), names = {};
+      document.querySelectorAll("table.filterable tbody tr[data-model]").forEach(function (row) {
+        var name = row.getAttribute("data-model");
+        row.hidden = query !== "" && name.toLowerCase().indexOf(query) < 0;
+        if (!row.hidden) names[name] = true;
+      });
+      modelCount.textContent = query ? Object.keys(names).length + " models shown" : "";
+    });
   }
 })();

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from hallubench.config import PluginConfig
+from hallubench.config import Benign, NameOrPath, PluginConfig
 from hallubench.models.protocol import TextPart
 from hallubench.registry import register_model
 
 
 @dataclass(frozen=True)
 class ToyEchoArgs(PluginConfig):
-    model: str
-    device: str = "cpu"
-    answer: str = "yes"
+    model: NameOrPath[str]  # each text field says what it holds (hallubench/config.py field kinds)
+    device: Benign[str] = "cpu"
+    answer: Benign[str] = "yes"
 
 
 @register_model("toy_echo", config=ToyEchoArgs)

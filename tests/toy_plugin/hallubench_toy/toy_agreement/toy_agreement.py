@@ -7,6 +7,13 @@ import evaluate
 class ToyAgreement(evaluate.Metric):
     fractions = ("agreement",)
     higher_is_better = {"agreement": True}
+    verdict_shares: dict = {}  # agreement leaves the unreadable answers out: no share of all items
+
+    @staticmethod
+    def item_verdicts(predictions, references):
+        readings = [p.strip().lower().rstrip(".") for p in predictions]
+        readings = [a if a in ("yes", "no") else None for a in readings]
+        return [("unreadable" if a is None else "correct" if a == r else "wrong", a) for a, r in zip(readings, references)]
 
     @staticmethod
     def example_inputs(rng, n):
@@ -20,7 +27,7 @@ class ToyAgreement(evaluate.Metric):
                                         "references": datasets.Value("string")}))
 
     def _compute(self, predictions, references):
-        answers = [p.strip().lower().rstrip(".") for p in predictions]
-        scored = [(a, r) for a, r in zip(answers, references) if a in ("yes", "no")]
-        agreement = sum(p == r for p, r in scored) / len(scored) if scored else None
+        verdicts = [verdict for verdict, _ in self.item_verdicts(predictions, references)]
+        scored = [verdict == "correct" for verdict in verdicts if verdict != "unreadable"]
+        agreement = sum(scored) / len(scored) if scored else None
         return {"agreement": agreement, "n": len(predictions), "unparsed": len(predictions) - len(scored)}

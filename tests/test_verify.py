@@ -1,0 +1,96 @@
+"""`hallubench verify RUN_DIR`: a run folder's per-answer verdicts re-aggregate to its results.json (exit 0), and
+an edited results.json (a score, a count, a group's count, a verdict) is named by task and metric (exit 1)."""
+import importlib
+import json
+import sys
+
+import pytest
+
+from hallubench.cli.main import main
+from hallubench.registry import ALL
+
+ANSWERS = ["Yes.", "yes", "maybe", ""]  # to references yes, no, yes, no: correct, wrong, two unreadable
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory):
+    """A toy benchmark run (tests/toy_benchmark.py) whose outputs are replaced and re-scored with --from-outputs;
+    the registries are restored afterwards."""
+    saved = [dict(registry) for registry in ALL]
+    sys.modules.pop("toy_benchmark", None)
+    importlib.import_module("toy_benchmark")
+    from hallubench.builders.mini import make_release
+
+    root = tmp_path_factory.mktemp("verify")
+    data, out = root / "data", root / "run"
+    assert main(["build", "toybench", "--source", str(make_release("toybench", root / "release")),
+                 "--out", str(data / "toybench")]) == 0
+    assert main(["run", "--model", "always_yes", "--model-args", "pretrained=toy", "--tasks", "toybench",
+                 "--data-dir", str(data), "--output-dir", str(out)]) == 0
+    path = out / "samples.jsonl"
+    records = sorted((json.loads(line) for line in path.read_text().splitlines()), key=lambda r: r["id"])
+    path.write_text("".join(json.dumps({**r, "outputs": [answer]}) + "\n" for r, answer in zip(records, ANSWERS)))
+    assert main(["run", "--from-outputs", str(out)]) == 0
+    yield out
+    sys.modules.pop("toy_benchmark", None)
+    for registry, entries in zip(ALL, saved):
+        registry.clear()
+        registry.update(entries)
+
+
+@pytest.fixture
+def edited(run_dir, tmp_path):
+    """A copy of the run folder and a function that edits its results.json's toybench entry."""
+    import shutil
+
+    copy = tmp_path / "run"
+    shutil.copytree(run_dir, copy)
+
+    def edit(change):
+        path = copy / "results.json"
+        results = json.loads(path.read_text())
+        change(results["tasks"]["toybench"])
+        path.write_text(json.dumps(results))
+        return copy
+    return edit
+
+
+def test_the_verdicts_are_in_results_json_and_verify_agrees(run_dir, capsys):
+    task = json.loads((run_dir / "results.json").read_text())["tasks"]["toybench"]
+    assert sorted(v["verdict"] for v in task["verdicts"].values()) == ["correct", "unreadable", "unreadable", "wrong"]
+    assert task["n_unparsed"] == 2 and task["n_scored"] == 2
+    assert main(["verify", str(run_dir)]) == 0
+    out = capsys.readouterr().out
+    assert "toybench (pa_hr): 4 samples;" in out and "re-aggregate to results.json" in out
+
+
+@pytest.mark.parametrize("change, named", [
+    (lambda t: t["metrics"].update(accuracy=0.75), "accuracy is 0.75 in results.json, the verdicts give 0.25"),
+    (lambda t: t["metrics"].update(hr=1.0), "hr is 1.0 in results.json"),
+    (lambda t: t.update(n_unparsed=0), "n_unparsed is 0 in results.json, the verdicts give 2"),
+    (lambda t: t.update(unreadable_share=0.1), "unreadable_share is 0.1"),
+    (lambda t: t["verdicts"][sorted(t["verdicts"])[2]].update(verdict="correct"), "verdicts differ"),
+])
+def test_an_edited_results_json_is_named_by_task_and_metric(edited, capsys, change, named):
+    folder = edited(change)
+    assert main(["verify", str(folder)]) == 1
+    captured = capsys.readouterr()
+    assert named in captured.out and "toybench (pa_hr): DIFFERS" in captured.out
+    assert "error: " in captured.err and "toybench (pa_hr)" in captured.err and "--from-outputs" in captured.err
+    assert "Traceback" not in captured.err
+
+
+def test_results_json_of_schema_1_is_read_and_verify_asks_for_a_rescore(edited, capsys):
+    folder = edited(lambda t: t.pop("verdicts"))
+    results = json.loads((folder / "results.json").read_text())
+    (folder / "results.json").write_text(json.dumps({**results, "version": 1}))
+    from hallubench.harness.results_schema import Results
+
+    assert Results.from_dict(json.loads((folder / "results.json").read_text())).tasks["toybench"].verdicts == {}
+    assert main(["verify", str(folder)]) == 2
+    assert "schema version 1" in capsys.readouterr().err
+
+
+def test_a_folder_that_is_not_there(tmp_path, capsys):
+    assert main(["verify", str(tmp_path / "nothing")]) == 2
+    assert "is not a run folder" in capsys.readouterr().err
