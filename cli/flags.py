@@ -31,6 +31,17 @@ def checked(parse):
 OUTPUT_FLAGS = ("-o", "--output-dir", "--output-path", "--out")
 
 
+def reads_folders(action: argparse.Action, kind: str) -> argparse.Action:
+    """Mark `action` as naming folders of `kind` ("run", "ranking", or "any" of them) that its command reads or
+    uploads. Each is read through the one lock-taking reader of its kind (harness/run_state.read_run_folder,
+    ranking/report.reading_ranking);
+    tests/reliability/test_readers_take_the_lock.py walks every command's marked arguments and checks that each is
+    refused while a writer holds that folder or after one was killed half-way (and fails on a path argument that is
+    neither marked nor known to name something else)."""
+    action.reads_folders = kind  # type: ignore[attr-defined]
+    return action
+
+
 def add_output_argument(p: argparse.ArgumentParser, what: str, **kwargs) -> None:
     """The folder a command writes: -o/--output-dir on every command, also spelled as lm-eval does (--output_path)
     and --out (what `build` and `view` took before)."""

@@ -16,13 +16,14 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from hallubench.cli.flags import reads_folders
 from hallubench.harness.options import parse_kv
 
 
 def register(subparsers: argparse._SubParsersAction, summary: str) -> None:
     p = subparsers.add_parser("publish", help=summary, description=__doc__,
                               formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("run_dir", type=Path, metavar="RUN_DIR", help="run folder (holds results.json)")
+    reads_folders(p.add_argument("run_dir", type=Path, metavar="RUN_DIR", help="run folder (holds results.json)"), "run")
     p.add_argument("--repo", required=True, help="Hub dataset repo for results and samples, e.g. you/model-hallubench")
     p.add_argument("--token", help="Hub token (default: HF_TOKEN, then the `hf auth login` token); prefer those: "
                                    "a token on the command line stays in shell history and the process list")

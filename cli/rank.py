@@ -28,7 +28,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from hallubench.cli.flags import RANK_OPTIONS, add_output_argument, add_rank_arguments
+from hallubench.cli.flags import RANK_OPTIONS, add_output_argument, add_rank_arguments, reads_folders
 from hallubench.harness.options import parse_kv
 from hallubench.errors import ConfigError
 
@@ -72,7 +72,8 @@ def _run_dirs(items: list[str]) -> dict[str, Path]:
 def register(subparsers: argparse._SubParsersAction, summary: str) -> None:
     p = subparsers.add_parser("rank", help=summary, description=__doc__,
                               formatter_class=argparse.RawDescriptionHelpFormatter, argument_default=S)
-    p.add_argument("run_dirs", nargs="+", metavar="RUN_DIR", help="run folder, or NAME=RUN_DIR to name its model")
+    reads_folders(p.add_argument("run_dirs", nargs="+", metavar="RUN_DIR",
+                                 help="run folder, or NAME=RUN_DIR to name its model"), "run")
     add_output_argument(p, "ranking folder (default ./ranking)", default=Path("ranking"))
     p.add_argument("--tasks", help="comma-separated tasks to rank (default: every cross-checkable task found)")
     add_rank_arguments(p)

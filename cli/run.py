@@ -36,7 +36,7 @@ from pathlib import Path
 
 from hallubench.errors import ConfigError
 from hallubench.cli.flags import (LM_EVAL_ONLY, add_generation_arguments, add_lm_eval_arguments, add_model_arguments,
-                                  add_output_argument, add_push_argument)
+                                  add_output_argument, add_push_argument, reads_folders)
 from hallubench.harness.options import RunOptions, parse_gen_kwargs, parse_kv, read_yaml_options
 
 S = argparse.SUPPRESS
@@ -66,8 +66,8 @@ def register(subparsers: argparse._SubParsersAction, summary: str) -> None:
     p.add_argument("--answer-probs", "--answer_probs", dest="answer_probs", action="store_true",
                    help='yes/no tasks: also record P("yes") and P("no") of the reply\'s first token (one forward pass; '
                         "hf: next-token softmax over the words' token variants, openai: top-20 logprobs)")
-    p.add_argument("--from-outputs", "--from_outputs", dest="from_outputs", type=Path,
-                   help="re-score this run folder's saved outputs without loading the model")
+    reads_folders(p.add_argument("--from-outputs", "--from_outputs", dest="from_outputs", type=Path,
+                                 help="re-score this run folder's saved outputs without loading the model"), "run")
     add_push_argument(p, "then publish the run folder to this Hub dataset repo (as `hallubench publish RUN_DIR --repo "
                          "REPO_ID`)")
     add_lm_eval_arguments(p)

@@ -14,11 +14,14 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from hallubench.cli.flags import reads_folders
+
 
 def register(subparsers: argparse._SubParsersAction, summary: str) -> None:
     p = subparsers.add_parser("verify", help=summary, description=__doc__,
                               formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("run_dir", type=Path, metavar="RUN_DIR", help="a run folder with samples and results.json")
+    reads_folders(p.add_argument("run_dir", type=Path, metavar="RUN_DIR",
+                                 help="a run folder with samples and results.json"), "run")
     p.set_defaults(func=handle)
 
 

@@ -19,15 +19,15 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from hallubench.cli.flags import add_output_argument
+from hallubench.cli.flags import add_output_argument, reads_folders
 
 
 def register(subparsers: argparse._SubParsersAction, summary: str) -> None:
     p = subparsers.add_parser("view", help=summary, description=__doc__,
                               formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("folders", type=Path, nargs="+", metavar="FOLDER",
-                   help="a ranking folder (`hallubench rank` output, holding crosscheck.json) and/or run folders, each "
-                        "given a page and a row of the models x benchmarks board")
+    reads_folders(p.add_argument("folders", type=Path, nargs="+", metavar="FOLDER",
+                                 help="a ranking folder (`hallubench rank` output, holding crosscheck.json) and/or run "
+                                      "folders, each given a page and a row of the models x benchmarks board"), "any")
     add_output_argument(p, "folder the site is written to (default ./site)", default=Path("site"))
     p.add_argument("--reference", type=Path, help="reference scores (as for `hallubench rank --reference`): adds rank "
                                                   "correlations with them to each board")
@@ -45,18 +45,29 @@ def register(subparsers: argparse._SubParsersAction, summary: str) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
+    from contextlib import ExitStack
+
+    from hallubench.harness.run_state import holding_run_folders
+    from hallubench.ranking.report import reading_ranking
     from hallubench.view.site import build_site, is_mini, split_folders
     from hallubench.view.space import push_site
 
     ranking_dir, run_dirs = split_folders(args.folders)
-    index = build_site(ranking_dir, run_dirs, args.output_dir, reference=args.reference,
-                       reference_higher_is_better=args.reference_higher_is_better, data_dir=args.data_dir)
-    print(f"site written: open {index.resolve()}")
-    if args.push_to_hub:
-        url, commit = push_site(args.output_dir, args.push_to_hub, mini=is_mini(ranking_dir, run_dirs),
-                                allow_mini_data=args.allow_mini_data, token=args.token,
-                                private=True if args.private else None)
-        print(f"Space: {url} (commit {commit})")
+    purpose = "push-to-hub" if args.push_to_hub else "view"
+    # Every folder shown is held from its first read to the end of the upload: a writer at work on one, or one killed
+    # half-way, refuses both, and none starts in between.
+    with ExitStack() as held:
+        if ranking_dir is not None:
+            held.enter_context(reading_ranking(ranking_dir, purpose))
+        held.enter_context(holding_run_folders(run_dirs, purpose))
+        index = build_site(ranking_dir, run_dirs, args.output_dir, reference=args.reference,
+                           reference_higher_is_better=args.reference_higher_is_better, data_dir=args.data_dir)
+        print(f"site written: open {index.resolve()}")
+        if args.push_to_hub:
+            url, commit = push_site(args.output_dir, args.push_to_hub, mini=is_mini(ranking_dir, run_dirs),
+                                    allow_mini_data=args.allow_mini_data, token=args.token,
+                                    private=True if args.private else None)
+            print(f"Space: {url} (commit {commit})")
     if args.serve:
         from hallubench.view.serve import serve
 

@@ -116,8 +116,16 @@ class ResultsFolderTakenError(PublishError):
 
 
 class FolderWriteError(ConfigError):
-    """A file of a run or ranking folder cannot be written (full or read-only disk, no permission); what was on
-    disk before stays, and rerunning the same command resumes."""
+    """A file of a run or ranking folder cannot be written (full or read-only disk, no permission); the message says
+    what is on disk now, and rerunning the same command resumes. `folder_changed`: whether the folder was left
+    half-replaced (its readers then refuse it until the command is run again)."""
+
+    folder_changed = False
+
+
+class MixedOutputError(ConfigError):
+    """A folder's files that are written together (a ranking, a run's results and charts) do not match the manifest
+    of their last whole write: a writer was cut off while replacing them, or a file was replaced by hand."""
 
 
 class UnfinishedRunError(ConfigError):

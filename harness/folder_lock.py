@@ -7,9 +7,10 @@ run is never mistaken for a live one: the next run takes it over and says whose 
 holds the dead holder's record; a clean release empties it, a writer that fails or is interrupted leaves it).
 Whether a run folder's run finished is its own mark (harness/run_state.py).
 
-A command that reads a folder whole (`publish`, `rank --push-to-hub` to upload it; `rank`, `run --from-outputs`
-and the viewer to read a run folder, through harness/run_state.py) holds the same lock while it reads
-(`reading`): a writer at work refuses it, naming the writer; a writer starting meanwhile is refused, naming the
+A command that reads a folder whole (`publish`, `rank --push-to-hub` and `view --push-to-hub` to upload it;
+`rank`, `run --from-outputs` and the viewer to read a run folder, through harness/run_state.py, and the viewer a
+ranking folder, through ranking/report.py) holds the same lock while it reads (`reading`; a process reading a
+folder it already reads reuses its lock): a writer at work refuses it, naming the writer; a writer starting meanwhile is refused, naming the
 reader; two readers of one folder take turns. Readers hold it exclusively too, because a
 refused writer has to be told who holds the folder, and only an exclusive holder can write its name into the
 lock file. A folder whose last writer was killed is half-written, so a reader refuses it until a rerun finishes it.
@@ -43,6 +44,7 @@ RANKS_NAME = ".hallubench-ranks.lock"
 # Purposes that only read the folder: to upload it, or to rank, re-score or show a run folder.
 UPLOADS = ("publish", "push-to-hub")
 READERS = (*UPLOADS, "rank (reading)", "re-score (reading)", "view", "verify")  # `rank` and `re-score` also write their output
+_READING: dict[Path, "FolderLock"] = {}  # the folders this process holds for reading, by resolved path
 
 
 def _read(fd: int) -> dict[str, Any]:
@@ -182,23 +184,24 @@ def hold(folder: Path, purpose: str) -> Iterator[FolderLock]:
     lock = FolderLock(folder, purpose)
     try:
         yield lock
-    except (FolderWriteError, KeyboardInterrupt, SystemExit):
-        # Cut off while it may be writing: its record stays, so readers refuse the folder until a rerun. The other
-        # errors (bad input, a failing judge) come before a ranking writes its files, which leaves them as they were.
-        lock.release(finished=False)
+    except (FolderWriteError, KeyboardInterrupt, SystemExit) as err:
+        # Cut off while it may be writing: its record stays, so readers refuse the folder until a rerun; but a
+        # full disk that struck before anything was replaced (harness/atomic.py) left the old output whole. The
+        # other errors (bad input, a failing judge) come before a ranking writes its files.
+        lock.release(finished=isinstance(err, FolderWriteError) and not err.folder_changed)
         raise
     finally:
         lock.release()
 
 
-def _locked(argument: str, lock: Callable[[Path], Any]) -> Callable:
-    """Decorator: the function runs inside `lock(folder)`, the folder being its argument `argument`."""
+def inside(argument: str, lock: Callable[[Path], Any]) -> Callable:
+    """Decorator: the function runs inside the context `lock(folder)`, the folder being its argument `argument`."""
     def decorate(function: Callable) -> Callable:
         signature = inspect.signature(function)
 
         @functools.wraps(function)
         def locked(*args: Any, **kwargs: Any) -> Any:
-            with lock(Path(signature.bind(*args, **kwargs).arguments[argument])):
+            with lock(signature.bind(*args, **kwargs).arguments[argument]):
                 return function(*args, **kwargs)
         return locked
     return decorate
@@ -206,7 +209,7 @@ def _locked(argument: str, lock: Callable[[Path], Any]) -> Callable:
 
 def writes_folder(purpose: str, argument: str = "output_dir") -> Callable:
     """Decorator: the function runs holding the lock of the folder passed as `argument`."""
-    return _locked(argument, lambda folder: hold(folder, purpose))
+    return inside(argument, lambda folder: hold(Path(folder), purpose))
 
 
 @contextmanager
@@ -218,13 +221,21 @@ def reading(folder: Path, purpose: str, *markers: str) -> Iterator[FolderLock | 
     holds neither one nor any of `markers` (the files its kind of folder has). No writer can be at work there
     (a writer makes the lock file first), and the caller refuses such a folder with its own message."""
     folder = Path(folder)
+    key = folder.resolve()
+    if key in _READING:  # this process already reads it (the viewer builds and pushes its site under one lock)
+        yield _READING[key]
+        return
     if not (folder / LOCK_NAME).is_file() and not any((folder / marker).is_file() for marker in markers):
         yield None
         return
     with hold(folder, purpose) as lock:
-        yield lock
+        _READING[key] = lock
+        try:
+            yield lock
+        finally:
+            del _READING[key]
 
 
 def reads_folder(purpose: str, argument: str, *markers: str) -> Callable:
     """Decorator: the function reads the folder passed as `argument` (to upload it) inside `reading`."""
-    return _locked(argument, lambda folder: reading(folder, purpose, *markers))
+    return inside(argument, lambda folder: reading(Path(folder), purpose, *markers))

@@ -7,31 +7,31 @@ resumes and removes it.
 
 `read_run_folder(folder, purpose)` is what `publish`, `rank`, `run --from-outputs` and the viewer read a run
 folder through. It holds the folder's lock while they read (a writer at work, or one killed half-way, is refused,
-naming it), refuses an unfinished folder naming the command that finishes it, refuses a folder whose records
+naming it), refuses an unfinished folder naming the command that finishes it, refuses results.json and charts
+that do not match the manifest of their last whole write (harness/atomic.py), and refuses a folder whose records
 mix settings (two models, two settings of one sample, a results.json scored on other samples than the folder
 holds), naming the two settings and what to do, and refuses a results.json that was not computed from exactly the
 records beside it (its `run.records_digest`, harness/digest.py), naming both files and `run --from-outputs`.
 """
 from __future__ import annotations
 
-import functools
-import inspect
 import json
 import os
 from collections import Counter
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterable, Iterator, Mapping
 
-from hallubench.errors import MixedRunFolderError, StaleResultsError, UnfinishedRunError
+from hallubench.errors import FolderWriteError, MixedRunFolderError, StaleResultsError, UnfinishedRunError
 from hallubench.harness import digest, folder_lock, store
+from hallubench.harness.atomic import check_files, write_bytes_atomically
 from hallubench.harness.command import rescore_hint
-from hallubench.harness.atomic import write_bytes_atomically
 
 UNFINISHED = ".hallubench-unfinished.json"
 RESULTS = "results.json"
+MARKERS = (store.MERGED, RESULTS, UNFINISHED)  # a folder holding any of these is a run folder hallubench wrote
 # What a run folder is read for (folder_lock purposes): tests/reliability/test_derived_results.py runs a command of
 # each, so a reader added under a new purpose must be added there.
 PURPOSES = ("publish", "rank (reading)", "re-score (reading)", "view", "verify")
@@ -55,8 +55,8 @@ def mark_stopped(folder: Path, why: str) -> None:
         return
     try:
         write_bytes_atomically(Path(folder) / UNFINISHED, json.dumps({**state, "stopped": why}).encode())
-    except OSError:  # FolderWriteError on a full disk: the mark without the reason still refuses readers
-        pass
+    except (OSError, FolderWriteError):  # a full disk: the mark without the reason still refuses readers, and the
+        pass  # error that stopped the run (naming the file that failed) is the one the user sees
 
 
 def mark_finished(folder: Path) -> None:
@@ -203,15 +203,20 @@ def read_run_folder(folder: Path, purpose: str, *, results_must_match: bool = Tr
 
     FolderBusy when a writer holds it or was killed half-way; UnfinishedRunError when its last run stopped early
     (naming the command that finishes it); MixedRunFolderError when its records mix models or settings, or (with
-    `results_must_match`) its results.json scored other samples than it holds; StaleResultsError (with
-    `results_must_match`) when results.json was not computed from exactly the records it holds (check_derived).
-    The caller refuses a folder that lacks what it needs (records, results.json) with its own message; a folder
-    written by `--from-outputs SRC --output-dir DIR` holds no records, and its reader checks it against SRC's."""
+    `results_must_match`) its results.json scored other samples than it holds; MixedOutputError (with
+    `results_must_match`) when results.json and its charts are not those of one write (harness/atomic.py);
+    StaleResultsError (with `results_must_match`) when results.json was not computed from exactly the records it
+    holds (check_derived). The caller refuses a folder that lacks what it needs (records, results.json) with its own
+    message; a folder written by `--from-outputs SRC --output-dir DIR` holds no records, and its reader checks it
+    against SRC's."""
     if purpose not in PURPOSES:
         raise ValueError(f"read_run_folder: purpose {purpose!r} is not one of {PURPOSES}")
     folder = Path(folder)
-    with folder_lock.reading(folder, purpose, store.MERGED, RESULTS, UNFINISHED):
+    with folder_lock.reading(folder, purpose, *MARKERS):
         check_finished(folder)
+        if results_must_match:  # a re-score writes results.json and its charts anew: it reads only the samples
+            check_files(folder, f"Write them anew by running the command that made the folder again (it resumes), "
+                                f"or `hallubench run --from-outputs {folder}`")
         contents = store.read_store(folder)
         steps = store.read_store(folder, store.STEPS).records
         results = _read_results(folder)
@@ -228,12 +233,23 @@ def _samples_elsewhere(records: dict[str, dict[str, Any]], results: dict[str, An
 
 def reads_run_folder(purpose: str, argument: str) -> Callable:
     """Decorator: the function runs inside `read_run_folder` of the folder passed as its argument `argument`."""
-    def decorate(function: Callable) -> Callable:
-        signature = inspect.signature(function)
+    return folder_lock.inside(argument, lambda folder: read_run_folder(Path(folder), purpose))
 
-        @functools.wraps(function)
-        def checked(*args: Any, **kwargs: Any) -> Any:
-            with read_run_folder(Path(signature.bind(*args, **kwargs).arguments[argument]), purpose):
-                return function(*args, **kwargs)
-        return checked
-    return decorate
+
+@contextmanager
+def holding_run_folders(folders: Iterable[Path], purpose: str) -> Iterator[None]:
+    """The locks of every run folder of `folders` (as `read_run_folder` takes them), held until the block ends, so
+    that everything read from them meanwhile (each read through `read_run_folder`, which reuses the lock) comes from
+    one state of each folder."""
+    with ExitStack() as stack:
+        for folder in folders:
+            stack.enter_context(folder_lock.reading(Path(folder), purpose, *MARKERS))
+        yield
+
+
+def holds_run_folders(purpose: str, argument: str) -> Callable:
+    """Decorator: the function runs inside `holding_run_folders` of its argument `argument` (run folders, or a
+    mapping of names to run folders)."""
+    def folders(value: Any) -> Any:
+        return holding_run_folders(value.values() if isinstance(value, Mapping) else value, purpose)
+    return folder_lock.inside(argument, folders)

@@ -29,7 +29,7 @@ from typing import Any
 
 from hallubench.benchmarks import Task, get_task
 from hallubench.harness import digest, folder_lock, run_state, store
-from hallubench.harness.atomic import write_atomically
+from hallubench.harness.atomic import write_files
 from hallubench.harness.command import command_line, run_argv
 from hallubench.harness.data import mini_tasks, require_data_dir, resolve_data_dir
 from hallubench.harness.dataset_source import dataset_source
@@ -219,13 +219,12 @@ def check_one_model(run_dir: Path, contents: store.StoreContents, model) -> None
 
 
 def write_results(results: Results, out_dir: Path) -> Path:
-    """results.json (with its lm-eval view, harness/lm_eval_block.py) written atomically, then its chart
-    (results.png) beside it, and with answer probabilities the chart of them by perturbation level (probes.png)."""
-    out_dir.mkdir(parents=True, exist_ok=True)
+    """results.json (with its lm-eval view, harness/lm_eval_block.py), its chart (results.png) and, with answer
+    probabilities, the chart of them by perturbation level (probes.png), swapped in together (harness/atomic.py)."""
     text = json.dumps({**results.to_dict(), **lm_eval_block(results)}, indent=2, ensure_ascii=False) + "\n"
-    write_atomically(out_dir / RESULTS, lambda tmp: tmp.write_text(text, encoding="utf-8"))
-    write_atomically(out_dir / PLOT, lambda tmp: plot_results(results, tmp))
-    write_atomically(out_dir / PROBES_PLOT, lambda tmp: plot_probes(results, tmp))
+    write_files(out_dir, {RESULTS: lambda tmp: tmp.write_text(text, encoding="utf-8"),
+                          PLOT: lambda tmp: plot_results(results, tmp),
+                          PROBES_PLOT: lambda tmp: plot_probes(results, tmp)}, "results")
     return out_dir / RESULTS
 
 
@@ -386,9 +385,9 @@ def _run_locked(options: RunOptions, accelerator, tasks: list[Task], started: st
             writes.submit(lambda records=records: writer.append_all(records))
             bar.update(len(records))
     finally:
+        bar.close()  # first: an interrupt's message (what was kept, how to resume) is printed below the bar, not over it
         writes.close()
         writer.close()
-    bar.close()
     journal.close()
     done = gather_object([{"rank": accelerator.process_index, "generated": generated_here,
                            "batch_size": getattr(model, "batch_size", None)}])

@@ -138,7 +138,8 @@ class SampleWriter:
             self._file.flush()
             os.fsync(self._file.fileno())
         except OSError as err:  # full or read-only disk: what is already on disk stays, a rerun resumes from it
-            raise write_error(self.path, err) from err
+            raise write_error(self.path, err, "the finished samples are kept (a cut last line is skipped when "
+                                              "the run resumes)") from err
 
     def close(self) -> None:
         self._file.close()

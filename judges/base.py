@@ -4,7 +4,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections import Counter
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import Iterator, Protocol, runtime_checkable
 
 Pair = tuple[str, str]
 
@@ -29,6 +29,8 @@ class Judge(Protocol):
 
     def judge_batch(self, pairs: list[Pair]) -> list[Judgment]: ...
 
+    def judge_calls(self, pairs: list[Pair]) -> Iterator[list[Judgment]]: ...
+
     def score_batch(self, pairs: list[Pair]) -> list[float]: ...
 
     def __call__(self, sentence: str, evidence: str) -> float: ...
@@ -52,23 +54,35 @@ class BaseJudge(ABC):
     def _judge(self, pairs: list[Pair]) -> list[Judgment]:
         """Judge non-empty, validated pairs, one Judgment per pair, in order."""
 
+    def _judge_calls(self, pairs: list[Pair]) -> Iterator[list[Judgment]]:
+        """The judgments of `pairs` in order, one list per call to the judge's model, each as soon as its call
+        finishes. A judge that makes several calls for one request yields each, so that the judgment cache keeps
+        every finished call (judges/cached_judge.py) and an interrupt loses only the call in flight."""
+        yield self._judge(pairs)
+
+    def judge_calls(self, pairs: list[Pair]) -> Iterator[list[Judgment]]:
+        """Judge (sentence, evidence) pairs; the Judgments in order, one list per finished model call."""
+        pairs = _checked(pairs)
+        done = 0
+        for judgments in self._judge_calls(pairs) if pairs else ():
+            if done + len(judgments) > len(pairs):
+                raise RuntimeError(f"{self.judge_id}: more judgments than the {len(pairs)} pairs")
+            for i, j in enumerate(judgments):
+                if not 0.0 <= j.score <= 1.0:  # also rejects NaN
+                    raise ValueError(f"{self.judge_id}: score {j.score!r} for pairs[{done + i}] is outside [0, 1]")
+            done += len(judgments)
+            self.counters["pairs"] += len(judgments)
+            for j in judgments:
+                if j.undecided:
+                    self.counters["undecided"] += 1
+                    self.undecided_outputs[j.raw or ""] += 1
+            yield judgments
+        if done != len(pairs):
+            raise RuntimeError(f"{self.judge_id}: {done} judgments for {len(pairs)} pairs")
+
     def judge_batch(self, pairs: list[Pair]) -> list[Judgment]:
         """Judge (sentence, evidence) pairs; one Judgment per pair, in order."""
-        pairs = _checked(pairs)
-        if not pairs:
-            return []
-        judgments = self._judge(pairs)
-        if len(judgments) != len(pairs):
-            raise RuntimeError(f"{self.judge_id}: {len(judgments)} judgments for {len(pairs)} pairs")
-        for i, j in enumerate(judgments):
-            if not 0.0 <= j.score <= 1.0:  # also rejects NaN
-                raise ValueError(f"{self.judge_id}: score {j.score!r} for pairs[{i}] is outside [0, 1]")
-        self.counters["pairs"] += len(pairs)
-        for j in judgments:
-            if j.undecided:
-                self.counters["undecided"] += 1
-                self.undecided_outputs[j.raw or ""] += 1
-        return judgments
+        return [j for judgments in self.judge_calls(pairs) for j in judgments]
 
     def score_batch(self, pairs: list[Pair]) -> list[float]:
         """Scores in [0, 1] for (sentence, evidence) pairs."""

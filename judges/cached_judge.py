@@ -22,8 +22,9 @@ STOPS = (ModelUnusable, ConfigError)
 
 
 class CachedJudge(BaseJudge):
-    """Looks every pair up in `cache`, judges only the missing unique pairs (in batches of `batch_size`,
-    each batch stored as soon as it is judged, so an interrupted run keeps its work), returns all.
+    """Looks every pair up in `cache`, judges only the missing unique pairs (in batches of `batch_size`, each
+    model call's judgments committed as soon as the call finishes, so an interrupted or killed run keeps all but
+    the call in flight), returns all.
 
     Missing pairs go out ordered by passage length, then passage, then sentence length, and every pair of a
     passage in the same call (`passage_calls`): a judge whose prompts share the passage as their prefix computes
@@ -60,24 +61,34 @@ class CachedJudge(BaseJudge):
         found = self.cache.get_many(unique)
         missing = sorted((key for key in unique if key not in found),
                          key=lambda key: (len(unique[key][1]), unique[key][1], len(unique[key][0])))
-        bar = tqdm(total=len(missing), desc=f"judging ({self.judge_id})", unit="pair",
-                   disable=not (self.progress and missing))
-        for batch in passage_calls(missing, [unique[key][1] for key in missing], self.batch_size):
-            try:
-                fresh = dict(zip(batch, self.judge.judge_batch([unique[key] for key in batch])))
-            except JUDGE_FAILURES as err:
-                if isinstance(err, STOPS):
-                    raise
-                fresh = self._one_by_one(batch, unique)
-            else:
-                self.cache.put_many(fresh.items(), self.judge_id, self.prompt_version)
-            found.update(fresh)
-            bar.update(len(batch))
-        bar.close()
+        # Closed before an interrupt's message is printed (a `with` block), so that message is not drawn over it.
+        with tqdm(total=len(missing), desc=f"judging ({self.judge_id})", unit="pair",
+                  disable=not (self.progress and missing)) as bar:
+            for batch in passage_calls(missing, [unique[key][1] for key in missing], self.batch_size):
+                found.update(self._judge_call(batch, unique, bar))
         self.counters["calls"] += len(missing)
         self.counters["hits"] += len(unique) - len(missing)
         self.counters["saved"] += len(pairs) - len(missing)
         return [found[key] for key in keys]
+
+    def _judge_call(self, batch: list[str], unique: dict[str, Pair], bar: tqdm) -> dict[str, Judgment]:
+        """The judgments of `batch`, each model call's committed to the cache as soon as it finishes (before the
+        next call starts), so an interrupt or kill -9 loses only the call in flight; after a failure the rest of
+        the batch is judged one by one."""
+        fresh: dict[str, Judgment] = {}
+        try:
+            for judgments in self.judge.judge_calls([unique[key] for key in batch]):
+                done = dict(zip(batch[len(fresh):], judgments))
+                self.cache.put_many(done.items(), self.judge_id, self.prompt_version)
+                fresh.update(done)
+                bar.update(len(done))
+        except JUDGE_FAILURES as err:
+            if isinstance(err, STOPS):
+                raise
+            rest = batch[len(fresh):]
+            fresh.update(self._one_by_one(rest, unique))
+            bar.update(len(rest))
+        return fresh
 
     def _one_by_one(self, keys: list[str], unique: dict[str, Pair]) -> dict[str, Judgment]:
         """Judge each pair alone, caching each answer at once; failures become uncached judge errors."""

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Iterator, Protocol
 
 from hallubench.errors import ConfigError
 from hallubench.judges.base import BaseJudge, Judgment, Pair
@@ -103,6 +103,11 @@ class ImplicitMultimodalJudge(BaseJudge):
                          f">{judge.name}:{judge.fingerprint}{seen}")
 
     def _judge(self, pairs: list[Pair]) -> list[Judgment]:
+        return [j for judgments in self._judge_calls(pairs) for j in judgments]
+
+    def _judge_calls(self, pairs: list[Pair]) -> Iterator[list[Judgment]]:
+        """`batch_size` pairs at a time: their analyses, then their verdicts, yielded as each chunk's verdicts come,
+        so the judgment cache keeps every finished chunk."""
         subjects = [self.subjects(key) for _, key in pairs]
         if self.judge_sees_media:
             refused = sorted(set().union(*(s.kinds for s in subjects)) - self.judge.accepts)
@@ -110,14 +115,17 @@ class ImplicitMultimodalJudge(BaseJudge):
                 raise ConfigError(f"judge_sees_media=true: the judge {self.judge.name} takes no {', '.join(refused)} "
                                   "input; use a judge model that does, or judge_sees_media=false")
         model = self.evidence.load()
-        asks = [[Message("user", [*s.parts, TextPart(self.analysis_prompt.format(
-                    subject=s.subject, media=s.media, question=s.question, sentence=sentence))])]
-                for (sentence, _), s in zip(pairs, subjects)]
-        analyses = generate_greedy(model, asks, ANALYSIS_TOKENS, self.batch_size)
-        verdicts = []
-        for (sentence, _), s, analysis in zip(pairs, subjects, analyses):
-            text = self.verdict_prompt.format(subject=s.subject, article="an" if s.media[0] in "aeiou" else "a",
-                                              media=s.media, sentence=sentence, analysis=analysis.strip())
-            media = list(s.parts) if self.judge_sees_media else []
-            verdicts.append([Message("user", [*media, TextPart(text)])])
-        return [parse_implicit(text) for text in generate_greedy(self.judge, verdicts, VERDICT_TOKENS, self.batch_size)]
+        for start in range(0, len(pairs), self.batch_size):
+            chunk = list(zip(pairs[start:start + self.batch_size], subjects[start:start + self.batch_size]))
+            asks = [[Message("user", [*s.parts, TextPart(self.analysis_prompt.format(
+                        subject=s.subject, media=s.media, question=s.question, sentence=sentence))])]
+                    for (sentence, _), s in chunk]
+            analyses = generate_greedy(model, asks, ANALYSIS_TOKENS, self.batch_size)
+            verdicts = []
+            for ((sentence, _), s), analysis in zip(chunk, analyses):
+                text = self.verdict_prompt.format(subject=s.subject, article="an" if s.media[0] in "aeiou" else "a",
+                                                  media=s.media, sentence=sentence, analysis=analysis.strip())
+                media = list(s.parts) if self.judge_sees_media else []
+                verdicts.append([Message("user", [*media, TextPart(text)])])
+            yield [parse_implicit(text) for text in generate_greedy(self.judge, verdicts, VERDICT_TOKENS,
+                                                                     self.batch_size)]

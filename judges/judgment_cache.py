@@ -1,6 +1,6 @@
 """On-disk judgment store shared across runs, targets and processes.
 
-One SQLite file (WAL journal so readers never block the single writer, a busy timeout so concurrent
+One SQLite file (WAL journal so readers never block the single writer, each commit fsynced, a busy timeout so concurrent
 writers wait instead of failing, INSERT OR IGNORE so two processes that judged the same pair both
 succeed and the first row wins). Rows are keyed by a SHA-256 of (judge id, prompt version, sentence,
 evidence); judge id and prompt version are also stored in clear for auditing and pruning.
@@ -38,7 +38,9 @@ CREATE TABLE IF NOT EXISTS judgments (
 def _initialise(conn: sqlite3.Connection) -> None:
     """Switch to WAL and create the table. SQLite answers "locked" at once, without waiting on the
     busy timeout, when processes race to do this on a new file, so retry until the timeout."""
-    conn.execute("PRAGMA synchronous = NORMAL")  # WAL-safe: a crash can lose the last commits, never corrupt
+    # Each commit reaches the disk before the next judge call starts: a judged call is paid for, and a kill -9 or a
+    # power cut must not lose it (NORMAL would keep it through a kill but may lose the last commits on a power cut).
+    conn.execute("PRAGMA synchronous = FULL")
     deadline = time.monotonic() + _BUSY_TIMEOUT_S
     while True:
         try:

@@ -18,8 +18,10 @@ Prompts, verbatim from the authors' code:
 from __future__ import annotations
 
 import re
+from typing import Iterator
 
 from hallubench.judges.base import BaseJudge, Judgment, Pair
+from hallubench.judges.cached_judge import passage_calls
 from hallubench.judges.configs import LLMJudgeArgs
 from hallubench.models.protocol import (ChatModel, Conversation, GenerationSettings, Message, NextTokenScorer,
                                         TextPart)
@@ -85,23 +87,30 @@ class _ChatJudge(BaseJudge):
         self.batch_size = batch_size
         self.judge_id = f"llm-{self.kind}:{model.name}:{model.fingerprint}"
 
-    def _generate(self, prompts: list[str], max_new_tokens: int) -> list[str]:
-        conversations = [[Message("user", [TextPart(p)])] for p in prompts]
-        return generate_greedy(self.model, conversations, max_new_tokens, self.batch_size)
+    def _judge(self, pairs: list[Pair]) -> list[Judgment]:
+        return [j for judgments in self._judge_calls(pairs) for j in judgments]
 
 
-def generate_greedy(model: ChatModel, conversations: list[Conversation], max_new_tokens: int,
-                    batch_size: int) -> list[str]:
-    """One greedy answer per conversation, `batch_size` conversations per model call."""
+def greedy_calls(model: ChatModel, conversations: list[Conversation], max_new_tokens: int,
+                 batch_size: int) -> Iterator[list[str]]:
+    """One greedy answer per conversation, `batch_size` conversations per model call, yielded call by call."""
     settings = GenerationSettings(max_new_tokens=max_new_tokens, temperature=0.0)
-    texts: list[str] = []
     for start in range(0, len(conversations), batch_size):
         chunk = conversations[start : start + batch_size]
         outputs = model.generate(chunk, settings)
         if len(outputs) != len(chunk) or any(len(out) < 1 for out in outputs):
             raise RuntimeError(f"{model.name}: expected one output for each of {len(chunk)} prompts, got {outputs!r:.200}")
-        texts.extend(out[0] for out in outputs)
-    return texts
+        yield [out[0] for out in outputs]
+
+
+def generate_greedy(model: ChatModel, conversations: list[Conversation], max_new_tokens: int,
+                    batch_size: int) -> list[str]:
+    """One greedy answer per conversation, `batch_size` conversations per model call."""
+    return [text for texts in greedy_calls(model, conversations, max_new_tokens, batch_size) for text in texts]
+
+
+def _conversations(prompts: list[str]) -> list[Conversation]:
+    return [[Message("user", [TextPart(p)])] for p in prompts]
 
 
 def explicit_prompts(pairs: list[Pair]) -> list[str]:
@@ -114,8 +123,9 @@ class ExplicitLLMJudge(_ChatJudge):
     kind = "explicit"
     prompt_version = "crosscheck-explicit-v1"
 
-    def _judge(self, pairs: list[Pair]) -> list[Judgment]:
-        return [parse_explicit(text) for text in self._generate(explicit_prompts(pairs), max_new_tokens=5)]
+    def _judge_calls(self, pairs: list[Pair]) -> Iterator[list[Judgment]]:
+        for texts in greedy_calls(self.model, _conversations(explicit_prompts(pairs)), 5, self.batch_size):
+            yield [parse_explicit(text) for text in texts]
 
 
 class LogprobLLMJudge(_ChatJudge):
@@ -130,18 +140,20 @@ class LogprobLLMJudge(_ChatJudge):
                             "(no next_token_probs); use the default generate-and-parse mode")
         super().__init__(model, batch_size)
 
-    def _judge(self, pairs: list[Pair]) -> list[Judgment]:
-        # One call for all the pairs: the model batches them itself (`batch_size` prompts a pass) and runs the
+    def _judge_calls(self, pairs: list[Pair]) -> Iterator[list[Judgment]]:
+        # A call holds whole passages, up to `batch_size` prompts (one passage may hold more): the model runs the
         # prefix a passage's prompts share once for all of them (models/prefix_scoring.py), however many they are.
-        conversations = [[Message("user", [TextPart(p)])] for p in explicit_prompts(pairs)]
-        judgments = []
-        for yes, no in self.model.next_token_probs(conversations, ["yes", "no"]):  # type: ignore[attr-defined]
-            raw = f"P(yes)={yes:.4g} P(no)={no:.4g}"
-            if yes + no < MIN_ANSWER_MASS:
-                judgments.append(Judgment(UNDECIDED, undecided=True, raw=raw))
-            else:
-                judgments.append(Judgment(no / (yes + no), raw=raw))
-        return judgments
+        # Each call's judgments are kept as it finishes.
+        conversations = _conversations(explicit_prompts(pairs))
+        for call in passage_calls(list(range(len(pairs))), [evidence for _, evidence in pairs], self.batch_size):
+            judgments = []
+            for yes, no in self.model.next_token_probs([conversations[i] for i in call], ["yes", "no"]):  # type: ignore[attr-defined]
+                raw = f"P(yes)={yes:.4g} P(no)={no:.4g}"
+                if yes + no < MIN_ANSWER_MASS:
+                    judgments.append(Judgment(UNDECIDED, undecided=True, raw=raw))
+                else:
+                    judgments.append(Judgment(no / (yes + no), raw=raw))
+            yield judgments
 
 
 @register_judge("llm", config=LLMJudgeArgs)

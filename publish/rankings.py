@@ -1,8 +1,9 @@
 """Upload a ranking folder to a Hub dataset repo in one commit, through publish/hub.py (token from the argument,
 HF_TOKEN or login; only ever in the Authorization header; masked in errors).
 
-The folder is read holding its lock (harness/folder_lock.py), so a `rank` writing it refuses the push and a
-`rank` starting meanwhile is refused. A ranking of runs made on the embedded synthetic mini benchmarks
+The folder is read through ranking/report.py's `reading_ranking` (holding its lock, harness/folder_lock.py), so a
+`rank` writing it, or one killed half-way, refuses the push, a `rank` starting meanwhile is refused, and files that
+are not those of one ranking are not pushed. A ranking of runs made on the embedded synthetic mini benchmarks
 (crosscheck.json `mini_data`) is refused unless `allow_mini_data`; then its card is tagged so, and its
 leaderboard (the card's text) says MINI DATA in its title and first line."""
 from __future__ import annotations
@@ -16,10 +17,9 @@ import pandas as pd
 import yaml
 
 from hallubench.errors import PublishError
-from hallubench.harness import folder_lock
 from hallubench.publish.hub import DatasetRepo
 from hallubench.ranking.board import mini_runs
-from hallubench.ranking.report import FILES
+from hallubench.ranking.report import FILES, reading_ranking
 
 # The tables as `datasets` configs, so `load_dataset(repo, "documents")` reads the pushed ranking. Each is also
 # pushed as parquet, which the configs name: `datasets` reads every config of a repo with one builder, inferred
@@ -53,12 +53,17 @@ def _parquet(path: Path) -> bytes:
     return out.getvalue()
 
 
-@folder_lock.reads_folder("push-to-hub", "folder", CROSSCHECK_JSON)
 def push_ranking(folder: Path, repo_id: str, *, token: str | None = None, private: bool | None = None,
                  endpoint: str | None = None, allow_mini_data: bool = False) -> tuple[str, str]:
     """Commit the ranking files plus a README.md card (YAML `configs:` for the tables, the leaderboard and its
     chart); (repo url, commit url). `allow_mini_data` pushes a ranking of mini-benchmark runs (refused otherwise)."""
-    folder = Path(folder)
+    with reading_ranking(Path(folder), "push-to-hub"):
+        return _push(Path(folder), repo_id, token=token, private=private, endpoint=endpoint,
+                     allow_mini_data=allow_mini_data)
+
+
+def _push(folder: Path, repo_id: str, *, token: str | None, private: bool | None, endpoint: str | None,
+          allow_mini_data: bool) -> tuple[str, str]:
     missing = [name for name in FILES if not (folder / name).is_file()]
     if missing:
         raise PublishError(f"{folder} is not a ranking folder (no {', '.join(missing)}); make it with "

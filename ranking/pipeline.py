@@ -5,7 +5,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from hallubench.benchmarks import all_tasks, get_task
-from hallubench.harness import folder_lock
+from hallubench.harness import folder_lock, run_state
 from hallubench.errors import ConfigError
 from hallubench.judges import JudgmentCache, sentence_backend
 from hallubench.models.redact import redact_values
@@ -129,6 +129,7 @@ def _judge_boards(responses: list[TaskResponses], judges: EvidenceJudges, weight
     return boards
 
 
+@run_state.holds_run_folders("rank (reading)", "run_dirs")  # every read of them (records, results, models) is of one state
 def rank(run_dirs: Mapping[str, Path] | Sequence[Path], output_dir: Path, *, tasks: Sequence[str] | None = None,
          judge: str = "embedding", judge_args: Mapping[str, Any] | None = None, cache: Path | None = None,
          weighting: str = "task", temperature: float = 0.1, refcheck: bool = False,

@@ -1,23 +1,24 @@
 """The ranking folder: leaderboard.md/.csv/.png, documents.csv, sentences.jsonl (each sentence's CrossCheck and
 RefCheck scores and its mean judgment per evidence model) and crosscheck.json
-(eta, scores, 95% intervals and sign tests, correlations, config, judge id, cache counters)."""
+(eta, scores, 95% intervals and sign tests, correlations, config, judge id, cache counters).
+
+Written whole (harness/atomic.py `write_files`: a full disk leaves the previous ranking, a kill between the renames
+a folder its readers refuse) and read whole by `reading_ranking`, the one way in for every reader and uploader."""
 from __future__ import annotations
 
 import csv
 import json
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, Iterator
 
-from hallubench.harness.atomic import write_atomically
+from hallubench.harness import folder_lock
+from hallubench.harness.atomic import check_files, write_files
 from hallubench.ranking.board import Ranking
 
 FILES = ("leaderboard.md", "leaderboard.csv", "leaderboard.png", "documents.csv", "sentences.jsonl", "crosscheck.json")
 COLUMNS = ("board", "rank", "model", "crosscheck", "ci_low", "ci_high", "p_vs_next", "selfcheck", "refcheck",
            "sentences", "documents")
-
-
-def _atomic_write(path: Path, text: str) -> None:
-    write_atomically(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))  # FolderWriteError on a full disk
 
 
 def _csv(rows: list[dict[str, Any]], columns: tuple[str, ...]) -> str:
@@ -57,18 +58,40 @@ def sentence_lines(ranking: Ranking) -> list[str]:
     return lines
 
 
+def _text(text: str):
+    return lambda tmp: tmp.write_text(text, encoding="utf-8")
+
+
 def write_ranking(ranking: Ranking, folder: Path) -> Path:
-    """Write every file of FILES into `folder` (each atomically) and return the folder."""
+    """Write every file of FILES into `folder`, all replacing the previous ranking together, and return the folder."""
     from hallubench.ranking.plot import plot_ranking
 
     folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
     ranking.folder = folder
     title = "# CrossCheck leaderboard" + (" (mini data)" if ranking.mini_data else "")
-    _atomic_write(folder / "leaderboard.md", f"{title}\n\n{ranking.table()}")
-    _atomic_write(folder / "leaderboard.csv", _csv(ranking.rows(), COLUMNS))
-    _atomic_write(folder / "documents.csv", _csv(document_rows(ranking), ("board", "model", "id", "crosscheck", "refcheck")))
-    _atomic_write(folder / "sentences.jsonl", "".join(line + "\n" for line in sentence_lines(ranking)))
-    _atomic_write(folder / "crosscheck.json", json.dumps(ranking.to_dict(), indent=2, ensure_ascii=False) + "\n")
-    write_atomically(folder / "leaderboard.png", lambda tmp: plot_ranking(ranking, tmp))
+    write_files(folder, {
+        "leaderboard.md": _text(f"{title}\n\n{ranking.table()}"),
+        "leaderboard.csv": _text(_csv(ranking.rows(), COLUMNS)),
+        "documents.csv": _text(_csv(document_rows(ranking), ("board", "model", "id", "crosscheck", "refcheck"))),
+        "sentences.jsonl": _text("".join(line + "\n" for line in sentence_lines(ranking))),
+        "crosscheck.json": _text(json.dumps(ranking.to_dict(), indent=2, ensure_ascii=False) + "\n"),
+        "leaderboard.png": lambda tmp: plot_ranking(ranking, tmp),
+    }, "ranking")
     return folder
+
+
+@contextmanager
+def reading_ranking(folder: Path, purpose: str) -> Iterator[Path]:
+    """Hold the ranking folder `folder` for `purpose` (one of folder_lock.READERS) while the caller reads or uploads
+    it: FolderBusy while a `rank` writes it or after one was killed half-way, MixedOutputError when its files are not
+    those of one ranking. The caller refuses a folder lacking the files it needs with its own message."""
+    folder = Path(folder)
+    with folder_lock.reading(folder, purpose, *FILES):
+        check_files(folder, "Make the ranking again with the `hallubench rank` (or `crosscheck`) that wrote it "
+                            "(judgments are cached)")
+        yield folder
+
+
+def reads_ranking(purpose: str, argument: str = "folder") -> Callable:
+    """Decorator: the function runs inside `reading_ranking` of the folder passed as its argument `argument`."""
+    return folder_lock.inside(argument, lambda folder: reading_ranking(Path(folder), purpose))

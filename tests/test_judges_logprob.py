@@ -94,7 +94,9 @@ def test_logprob_judge_scores_p_no_over_p_yes_plus_no_and_counts_non_answers():
     judgments = judge.judge_batch(PAIRS)
     assert [j.score for j in judgments] == pytest.approx([0.25, 0.85 / 0.95, 0.5])
     assert [j.undecided for j in judgments] == [False, False, True]  # 0.3 of the mass on yes/no: neither
-    assert model.calls == [3] and judge.counters["undecided"] == 1  # one call: the model batches, prefixes once
+    # One call per passage group of up to batch_size prompts, a passage never split (the model runs its prefix once),
+    # each call kept by the judgment cache as it finishes.
+    assert model.calls == [2, 1] and judge.counters["undecided"] == 1
     assert judge.judge_id != ExplicitLLMJudge(model).judge_id and judge.judge_id.startswith("llm-explicit-logprob:")
     with pytest.raises(TypeError, match="next-token probabilities"):
         LogprobLLMJudge(type("Plain", (), {"name": "p", "fingerprint": "f", "accepts": frozenset(),

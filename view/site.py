@@ -17,6 +17,7 @@ import jinja2
 
 from hallubench.errors import ConfigError, RunFolderNotFoundError
 from hallubench.harness import store
+from hallubench.harness.atomic import replace_folder
 from hallubench.publish.eval_results import hub_model_id
 from hallubench.view.board import board_context, ranking_columns
 from hallubench.view.pages import (BINS, document_context, leaderboard_context, run_context, search_entries,
@@ -28,7 +29,7 @@ from hallubench.view.status import run_status
 
 HERE = Path(__file__).parent
 ASSETS = ("style.css", "viewer.js")
-MARKER, SITE_FOLDERS = ".hallubench-site", ("assets", "items", "media", "runs")
+MARKER = ".hallubench-site"
 MEDIA_SUFFIXES = {".mp4": "video", ".webm": "video", ".mkv": "video", ".mov": "video", ".avi": "video",
                   ".wav": "audio", ".mp3": "audio", ".flac": "audio", ".m4a": "audio", ".ogg": "audio",
                   ".png": "image", ".jpg": "image", ".jpeg": "image", ".gif": "image", ".webp": "image"}
@@ -67,16 +68,13 @@ class MediaCopier:
 
 
 def _site_folder(out: Path) -> Path:
-    """`out` made ready for a new site: created, or emptied of the pages of a site written there before (found by
-    its MARKER file); a folder holding anything else is refused rather than mixed with or deleted."""
+    """`out` checked for a new site: new, empty, or a site written there before (found by its MARKER file), which the
+    new one replaces whole (harness/atomic.py `replace_folder`); a folder holding anything else is refused rather
+    than mixed with or deleted."""
     if out.exists() and not out.is_dir():
         raise ConfigError(f"--out {out}: a file is there; give a folder for the site")
     if out.is_dir() and any(out.iterdir()) and not (out / MARKER).is_file():
         raise ConfigError(f"--out {out}: the folder holds files that are not a hallubench site; give a new or empty folder")
-    for name in SITE_FOLDERS:
-        shutil.rmtree(out / name, ignore_errors=True)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / MARKER).write_text("written by `hallubench view`; the next `hallubench view --out` here replaces it\n")
     return out
 
 
@@ -94,7 +92,7 @@ def _runs_of_ranking(ranking: RankingFolder, given: Sequence[RunFolder]) -> dict
             try:
                 out[name] = read_run_folder(candidate)
                 break
-            except ConfigError:
+            except RunFolderNotFoundError:  # not there; one being written or cut off is refused, not left out
                 continue
     return out
 
@@ -187,33 +185,35 @@ def build_site(ranking_dir: Path | None, run_dirs: Sequence[Path] = (), out: Pat
         from hallubench.ranking.correlate import load_reference
 
         ref = load_reference(Path(reference), reference_higher_is_better)
-    out = _site_folder(Path(out))
-    env, copy = environment(), MediaCopier(out)
-    run_pages = [(f"runs/{k}.html", run) for k, run in enumerate(given)]
-    context = {"title": "hallubench leaderboard", "boards": [], "banners": []}
-    search: list[dict[str, str]] = []
-    ranked, links = [], {}
-    if ranking is not None:
-        runs = _runs_of_ranking(ranking, given)
-        tasks = {record["task"] for run in runs.values() for record in run.records}
-        boards = list(ranking.data["boards"])
-        items = {name: _media_of(runs, _board_task(name, tasks), data_dir, copy) for name in boards}
-        search = search_entries(ranking, items)
-        page = env.get_template("document.html")
-        for b, name in enumerate(boards):
-            folder = out / "items" / str(b)
-            folder.mkdir(parents=True, exist_ok=True)
-            for item in document_context(ranking, name, b, items[name]):
-                (folder / f"{item['number']}.html").write_text(page.render(root="../../", **item), encoding="utf-8")
-        links, ranked = _ranking_links(ranking, run_pages), ranking_columns(ranking.data)
-        context.update(leaderboard_context(ranking, ref, links), title="CrossCheck leaderboard")
-    _write_assets(out, search)
-    if run_pages:
-        (out / "runs").mkdir(exist_ok=True)
-        page = env.get_template("run.html")
-        for path, run in run_pages:
-            (out / path).write_text(page.render(root="../", **run_context(run)), encoding="utf-8")
-    matrix = board_context(run_pages, published_tables(), ranked, links) if run_pages or ranked else None
-    index = out / "index.html"
-    index.write_text(env.get_template("leaderboard.html").render(root="", matrix=matrix, **context), encoding="utf-8")
-    return index
+    final = _site_folder(Path(out))
+    with replace_folder(final) as out:  # built beside, then swapped in whole: a failure leaves the old site
+        (out / MARKER).write_text("written by `hallubench view`; the next `hallubench view --out` here replaces it\n")
+        env, copy = environment(), MediaCopier(out)
+        run_pages = [(f"runs/{k}.html", run) for k, run in enumerate(given)]
+        context = {"title": "hallubench leaderboard", "boards": [], "banners": []}
+        search: list[dict[str, str]] = []
+        ranked, links = [], {}
+        if ranking is not None:
+            runs = _runs_of_ranking(ranking, given)
+            tasks = {record["task"] for run in runs.values() for record in run.records}
+            boards = list(ranking.data["boards"])
+            items = {name: _media_of(runs, _board_task(name, tasks), data_dir, copy) for name in boards}
+            search = search_entries(ranking, items)
+            page = env.get_template("document.html")
+            for b, name in enumerate(boards):
+                folder = out / "items" / str(b)
+                folder.mkdir(parents=True, exist_ok=True)
+                for item in document_context(ranking, name, b, items[name]):
+                    (folder / f"{item['number']}.html").write_text(page.render(root="../../", **item), encoding="utf-8")
+            links, ranked = _ranking_links(ranking, run_pages), ranking_columns(ranking.data)
+            context.update(leaderboard_context(ranking, ref, links), title="CrossCheck leaderboard")
+        _write_assets(out, search)
+        if run_pages:
+            (out / "runs").mkdir(exist_ok=True)
+            page = env.get_template("run.html")
+            for path, run in run_pages:
+                (out / path).write_text(page.render(root="../", **run_context(run)), encoding="utf-8")
+        matrix = board_context(run_pages, published_tables(), ranked, links) if run_pages or ranked else None
+        index = out / "index.html"
+        index.write_text(env.get_template("leaderboard.html").render(root="", matrix=matrix, **context), encoding="utf-8")
+    return final / index.name

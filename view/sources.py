@@ -11,7 +11,7 @@ from typing import Any
 from hallubench.errors import ConfigError, NotARankingFolderError, RunFolderNotFoundError
 from hallubench.harness import run_state, store
 from hallubench.harness.data import COMPLETE, MINI, dataset_dir, default_data_dir
-from hallubench.ranking.report import FILES
+from hallubench.ranking.report import FILES, reads_ranking
 
 CROSSCHECK_JSON, SENTENCES = "crosscheck.json", "sentences.jsonl"
 RESULTS = "results.json"
@@ -45,6 +45,7 @@ class RunFolder:
         return out
 
 
+@reads_ranking("view")  # the one lock-taking reader of a ranking folder (ranking/report.py)
 def read_ranking(folder: Path) -> RankingFolder:
     folder = Path(folder)
     missing = [name for name in (CROSSCHECK_JSON, SENTENCES) if not (folder / name).is_file()]

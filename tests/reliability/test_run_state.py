@@ -61,6 +61,8 @@ def test_an_interrupted_run_is_refused_by_every_reader_and_the_same_command_resu
     assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
     assert (f"the run was interrupted ({name}); 1 finished samples are kept in {out}. Resume with the same command: "
             f"hallubench run --model openai") in err, err
+    line = next(line for line in err.split("\n") if "the run was interrupted" in line)
+    assert line.startswith("hallubench run: the run was interrupted"), f"drawn over the progress bar: {line!r}"
     _readers_refuse(out, tmp_path, capfd, f"{out} is unfinished", f"was interrupted ({name})",
                     "running the same command again: hallubench run --model openai")
     server.delay = 0.0
@@ -151,3 +153,23 @@ def test_a_folder_being_written_is_refused_by_rank_and_from_outputs(server, data
         server.release.set()
         child.communicate(timeout=120)
     assert child.returncode == 0
+
+
+def test_a_full_disk_at_a_sample_append_names_the_file_that_failed(server, data_dir, tmp_path, capfd, monkeypatch):
+    """The disk fills as a sample is appended; writing why the run stopped into its mark then fails too, but the
+    error the user sees names the samples file, not the mark."""
+    fsync, full = os.fsync, []
+
+    def fsync_on_a_filling_disk(fd):
+        if full or os.path.basename(os.readlink(f"/proc/self/fd/{fd}")).startswith("samples_rank"):
+            full.append(fd)
+            raise OSError(errno.ENOSPC, "No space left on device")
+        fsync(fd)
+
+    out = tmp_path / "run"
+    monkeypatch.setattr(os, "fsync", fsync_on_a_filling_disk)
+    assert main(openai_run_argv(server, data_dir, out)) == 2
+    err = capfd.readouterr().err
+    assert f"cannot write {out / 'samples_rank0.jsonl'}: No space left on device" in err, err
+    assert run_state.UNFINISHED not in err and "the finished samples are kept" in err
+    assert (out / run_state.UNFINISHED).is_file(), "the mark stays: readers refuse the folder"
