@@ -38,6 +38,20 @@ def run_dir(tmp_path_factory):
         registry.update(entries)
 
 
+def rewrite_results(folder, results) -> None:
+    """results.json replaced as a whole write would leave it (its manifest entry too), so only what verify checks
+    can tell the edit: a folder whose results.json is not the one its manifest lists is refused before that."""
+    import hashlib
+
+    from hallubench.harness.atomic import MANIFEST
+
+    data = json.dumps(results).encode()
+    (folder / "results.json").write_bytes(data)
+    manifest = json.loads((folder / MANIFEST).read_text())
+    manifest["files"]["results.json"] = hashlib.sha256(data).hexdigest()
+    (folder / MANIFEST).write_text(json.dumps(manifest))
+
+
 @pytest.fixture
 def edited(run_dir, tmp_path):
     """A copy of the run folder and a function that edits its results.json's toybench entry."""
@@ -47,10 +61,9 @@ def edited(run_dir, tmp_path):
     shutil.copytree(run_dir, copy)
 
     def edit(change):
-        path = copy / "results.json"
-        results = json.loads(path.read_text())
+        results = json.loads((copy / "results.json").read_text())
         change(results["tasks"]["toybench"])
-        path.write_text(json.dumps(results))
+        rewrite_results(copy, results)
         return copy
     return edit
 
@@ -83,7 +96,7 @@ def test_an_edited_results_json_is_named_by_task_and_metric(edited, capsys, chan
 def test_results_json_of_schema_1_is_read_and_verify_asks_for_a_rescore(edited, capsys):
     folder = edited(lambda t: t.pop("verdicts"))
     results = json.loads((folder / "results.json").read_text())
-    (folder / "results.json").write_text(json.dumps({**results, "version": 1}))
+    rewrite_results(folder, {**results, "version": 1})
     from hallubench.harness.results_schema import Results
 
     assert Results.from_dict(json.loads((folder / "results.json").read_text())).tasks["toybench"].verdicts == {}
