@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from hallubench.harness.digest import scored_digests
 from hallubench.cli.main import main
 from hallubench.config import (BENIGN, ENDPOINT, LOCAL_PATH, NAME_OR_PATH, OPAQUE, RUNS_CODE, SECRET, SECRET_ENV,
                                Benign, LocalPath, PluginConfig, Secret, field_kinds, unmarked_fields)
@@ -159,7 +160,8 @@ def write_run(folder: Path, adapter: str, model_args: dict, fingerprint: str = "
                 "media": {"video": {"path": "videos/v.mp4", "indices": [4, 12]}}} for item in ("q1", "q2")]
     (folder / "samples.jsonl").write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records),
                                           encoding="utf-8")
-    results = {"run": {"options": {"model": adapter, "model_args": model_args, "tasks": [TASK]}, "mini_data": []},
+    results = {"run": {"options": {"model": adapter, "model_args": model_args, "tasks": [TASK]}, "mini_data": [],
+                       "records_digest": scored_digests(records, {})},
                "model": {"name": f"{adapter}:modèle", "fingerprint": fingerprint},
                "tasks": {TASK: {"metric": None, "scored_by": "crosscheck", "metrics": {}, "n_selected": 2,
                                 "n_errors": 0, "n_unparsed": 0, "n_scored": 2}}}
