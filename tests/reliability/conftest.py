@@ -158,3 +158,13 @@ def publish_gets_past_the_lock(folder):
     publish = hallubench("publish", folder, "--repo", "me/x", "--allow-mini-data", "--allow-partial")
     _, err = publish.communicate(timeout=120)
     assert publish.returncode == 2 and "no Hugging Face token" in err, err
+
+
+def answers_run_folder(path: Path, answer: str, samples: list[str], task: str = "avhallubench_visual") -> Path:
+    """A run folder of `task` holding only its samples (two items answering `answer` with `samples`), as `rank`
+    reads it: enough to rank, nothing to generate."""
+    path.mkdir(parents=True)
+    lines = [{"key": f"{path.name}-q{i}", "task": task, "id": f"q{i}", "outputs": [answer], "samples": samples,
+              "reference": answer, "error": None} for i in range(2)]
+    (path / "samples.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return path

@@ -13,7 +13,7 @@ import pytest
 
 from hallubench.harness import folder_lock, store
 
-from conftest import ROOT, env, hallubench, openai_run_argv, publish_gets_past_the_lock, wait_for_holder
+from conftest import ROOT, answers_run_folder, env, hallubench, openai_run_argv, publish_gets_past_the_lock, wait_for_holder
 
 pytestmark = pytest.mark.slow  # every test here starts real writer processes
 
@@ -124,7 +124,9 @@ def test_ranking_folder_has_one_writer(tmp_path):
     folder = tmp_path / "ranking"
     holder = _holder("lock = folder_lock.FolderLock(sys.argv[1], 'rank')", folder)
     try:
-        runs = [tmp_path / "a", tmp_path / "b"]
+        # run folders rank takes (it checks them before it takes the ranking folder's lock)
+        runs = [answers_run_folder(tmp_path / name, "A red square.", ["A red square.", "A blue circle."])
+                for name in ("a", "b")]
         second = hallubench("rank", *runs, "--output-dir", folder)
         _, err = second.communicate(timeout=120)
         assert second.returncode == 2
@@ -132,10 +134,10 @@ def test_ranking_folder_has_one_writer(tmp_path):
     finally:
         os.killpg(holder.pid, signal.SIGKILL)
         holder.wait()
-    # The holder is gone: the same command now gets past the lock to its own check of the run folders.
+    # The holder is gone: the same command now takes the lock over and ranks.
     third = hallubench("rank", *runs, "--output-dir", folder)
-    _, err = third.communicate(timeout=120)
-    assert "being written by" not in err and "taking over the lock" in err
+    _, err = third.communicate(timeout=300)
+    assert "being written by" not in err and "taking over the lock" in err and third.returncode == 0, err[-2000:]
 
 
 def test_a_ranking_is_not_pushed_while_a_rank_writes_it(tmp_path):

@@ -15,9 +15,10 @@ import pytest
 from hallubench.cli.main import main
 from hallubench.errors import MixedOutputError
 from hallubench.harness import atomic, run_state
+from hallubench.harness import rescore as rescore_module
 from hallubench.ranking.report import reading_ranking
 
-from conftest import API_KEY, ROOT, openai_run_argv
+from conftest import API_KEY, ROOT, answers_run_folder, openai_run_argv
 
 TASK = "avhallubench_visual"
 RED = "A red square moves to the left. A tone beeps twice a second."
@@ -30,14 +31,6 @@ def offline(monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.delenv("HF_TOKEN", raising=False)
     monkeypatch.setenv("HF_TOKEN_PATH", str(ROOT / "tests" / "reliability" / "no-hub-login"))
-
-
-def _run_folder(path, answer, samples):
-    path.mkdir(parents=True)
-    lines = [{"key": f"{path.name}-q{i}", "task": TASK, "id": f"q{i}", "outputs": [answer], "samples": samples,
-              "reference": RED, "error": None} for i in range(2)]
-    (path / "samples.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
-    return path
 
 
 def _snapshot(folder):
@@ -87,9 +80,9 @@ def _swap_cut_at(monkeypatch, name):
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
     root = tmp_path_factory.mktemp("runs")
-    return {"a": _run_folder(root / "a", RED, [RED, "A red square slides left."]),
-            "b": _run_folder(root / "b", RED, [RED, "A tone beeps. The red square moves."]),
-            "dog": _run_folder(root / "dog", DOG, [DOG, "A dog plays piano."])}
+    return {"a": answers_run_folder(root / "a", RED, [RED, "A red square slides left."]),
+            "b": answers_run_folder(root / "b", RED, [RED, "A tone beeps. The red square moves."]),
+            "dog": answers_run_folder(root / "dog", DOG, [DOG, "A dog plays piano."])}
 
 
 def _rank(runs, names, out, cache):
@@ -183,6 +176,9 @@ def test_a_runs_results_and_charts_are_replaced_whole_or_not_at_all(server, data
         assert _snapshot(out) == old
         with run_state.read_run_folder(out, "publish"):
             pass
+    # each re-score's results.json differs from the last (its start time), so a cut swap leaves two outputs mixed
+    stamps = (f"2026-11-28T00:00:{second:02d}+00:00" for second in range(60))
+    monkeypatch.setattr(rescore_module, "utc_now", lambda: next(stamps))
     for name in made[1:]:
         with monkeypatch.context() as patch:
             _swap_cut_at(patch, name)
