@@ -6,6 +6,8 @@ import sys
 
 import pytest
 
+from run_folder_support import rewrite_results
+
 from hallubench.cli.main import main
 from hallubench.registry import ALL
 
@@ -36,20 +38,6 @@ def run_dir(tmp_path_factory):
     for registry, entries in zip(ALL, saved):
         registry.clear()
         registry.update(entries)
-
-
-def rewrite_results(folder, results) -> None:
-    """results.json replaced as a whole write would leave it (its manifest entry too), so only what verify checks
-    can tell the edit: a folder whose results.json is not the one its manifest lists is refused before that."""
-    import hashlib
-
-    from hallubench.harness.atomic import MANIFEST
-
-    data = json.dumps(results).encode()
-    (folder / "results.json").write_bytes(data)
-    manifest = json.loads((folder / MANIFEST).read_text())
-    manifest["files"]["results.json"] = hashlib.sha256(data).hexdigest()
-    (folder / MANIFEST).write_text(json.dumps(manifest))
 
 
 @pytest.fixture

@@ -8,6 +8,8 @@ import json
 
 import pytest
 
+from run_folder_support import rewrite_results
+
 from hallubench.builders.mini import make_release
 from hallubench.cli.main import main
 from hallubench.harness import digest, run_state, store
@@ -114,7 +116,7 @@ def test_line_order_does_not_matter_but_a_missing_digest_is_refused(server, data
     _publish_gets_past_the_folder_checks(out, capfd)
     results = json.loads((out / "results.json").read_text())
     del results["run"]["records_digest"]
-    (out / "results.json").write_text(json.dumps(results))
+    rewrite_results(out, results)
     assert main(["publish", str(out), "--repo", "me/x", "--allow-mini-data"]) == 2
     err = capfd.readouterr().err
     assert f"{out / 'results.json'} records no digest of the samples it scored" in err

@@ -92,7 +92,9 @@ def test_rank_reports_judge_errors_naming_system_document_and_sentence(two_runs,
     errors = json.loads((out / "crosscheck.json").read_text())["judge"]["errors"]
     assert errors and {e["system"] for e in errors} == {"a", "b"}
     assert all(e["board"] == "avhallubench_visual" and e["sentence"] == "yes" and e["document"] for e in errors)
-    assert "judgments failed** (judge errors, scored 0.5, not cached" in captured.out
+    # plain on the terminal, bold in the leaderboard file
+    assert "judgments failed (judge errors, scored 0.5, not cached" in captured.out and "**" not in captured.out
+    assert "judgments failed** (judge errors, scored 0.5, not cached" in (out / "leaderboard.md").read_text()
 
 
 class CountingJudgeServer(ThreadingHTTPServer):
