@@ -32,6 +32,7 @@ def _printable(text: str) -> str:
 
 def handle(args: argparse.Namespace) -> int:
     from hallubench.errors import VerdictMismatchError
+    from hallubench.harness.command import rescore_hint
     from hallubench.harness.verify import verify_run
 
     checks = verify_run(args.run_dir)
@@ -47,6 +48,6 @@ def handle(args: argparse.Namespace) -> int:
     if differing:
         raise VerdictMismatchError(f"{args.run_dir}/results.json differs from its verdicts in "
                                    f"{', '.join(map(_printable, differing))}; re-score the folder with "
-                                   f"`hallubench run --from-outputs {args.run_dir}`")
+                                   f"{rescore_hint(args.run_dir)}")
     print(f"{args.run_dir}: the verdicts of {len(checks)} tasks re-aggregate to results.json")
     return 0

@@ -216,7 +216,7 @@ def read_run_folder(folder: Path, purpose: str, *, results_must_match: bool = Tr
         check_finished(folder)
         if results_must_match:  # a re-score writes results.json and its charts anew: it reads only the samples
             check_files(folder, f"Write them anew by running the command that made the folder again (it resumes), "
-                                f"or `hallubench run --from-outputs {folder}`")
+                                f"or {rescore_hint(folder)}")
         contents = store.read_store(folder)
         steps = store.read_store(folder, store.STEPS).records
         results = _read_results(folder)

@@ -18,6 +18,7 @@ from typing import Any
 from hallubench.benchmarks.task import Task
 from hallubench.errors import RunFolderNotFoundError
 from hallubench.harness import run_state
+from hallubench.harness.command import rescore_hint
 from hallubench.harness.results_schema import GroupResult, Results, TaskResult
 from hallubench.harness.runner import resolve_tasks
 from hallubench.harness.scoring import (count, group_names, load_metric, metric_records, parse_records,
@@ -47,7 +48,7 @@ def verify_run(run_dir: Path) -> list[TaskCheck]:
     with run_state.read_run_folder(run_dir, "verify") as folder:
         if folder.results is None:
             raise RunFolderNotFoundError(f"verify: {run_dir} has no results.json; score it first with "
-                                         f"`hallubench run --from-outputs {run_dir}`")
+                                         f"{rescore_hint(run_dir)}")
         try:
             results = Results.from_dict(folder.results)
         except ValueError as err:
@@ -55,7 +56,7 @@ def verify_run(run_dir: Path) -> list[TaskCheck]:
         if results.version < 2:
             raise RunFolderNotFoundError(f"verify: {run_dir / 'results.json'} is of schema version {results.version}, "
                                          f"written before answers had verdicts; re-score it with "
-                                         f"`hallubench run --from-outputs {run_dir}`, then verify")
+                                         f"{rescore_hint(run_dir)}, then verify")
         by_task: dict[str, list[dict[str, Any]]] = defaultdict(list)
         for record in folder.records.values():
             by_task[record["task"]].append(record)
