@@ -13,7 +13,7 @@ summary of its output (`Task.summarize`); the metric args are the task's with th
 from __future__ import annotations
 
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from functools import lru_cache
 from typing import Any
 
@@ -214,8 +214,7 @@ def record_verdicts(records: list[dict[str, Any]], scored: list[dict[str, Any]],
     "unreadable"."""
     if given is None:
         return {}
-    ids = [str(record["id"]) for record in records]
-    repeated = sorted({i for i in ids if ids.count(i) > 1})
+    repeated = sorted(i for i, n in Counter(str(record["id"]) for record in records).items() if n > 1)
     if repeated:
         raise ValueError(f"sample ids {repeated[:5]} repeat within one task: verdicts are kept per sample id")
     counted = {str(record["id"]): verdict for record, verdict in zip(scored, given)}
