@@ -187,7 +187,7 @@ def build_site(ranking_dir: Path | None, run_dirs: Sequence[Path] = (), out: Pat
         ref = load_reference(Path(reference), reference_higher_is_better)
     final = _site_folder(Path(out))
     with replace_folder(final) as out:  # built beside, then swapped in whole: a failure leaves the old site
-        (out / MARKER).write_text("written by `hallubench view`; the next `hallubench view --out` here replaces it\n")
+        (out / MARKER).write_text("written by `hallubench view`; the next `hallubench view --output-dir` here replaces it\n")
         env, copy = environment(), MediaCopier(out)
         run_pages = [(f"runs/{k}.html", run) for k, run in enumerate(given)]
         context = {"title": "hallubench leaderboard", "boards": [], "banners": []}
