@@ -38,7 +38,7 @@ from hallubench.harness.generate import generate_batch, prepare_batch
 from hallubench.harness.lm_eval_block import lm_eval_block
 from hallubench.harness.media import check_model_accepts, check_modality
 from hallubench.harness.options import AUTO, RunOptions
-from hallubench.models import check_chat_adapter
+from hallubench.models import check_chat_adapter, model_named
 from hallubench.models.configs import AUTO_MAX_BATCH
 from hallubench.errors import ConfigError, MixedRunFolderError, RunInterrupted
 from hallubench.harness.plot import PLOT, plot_results
@@ -90,9 +90,7 @@ def model_arguments(options: RunOptions, device: str, flag: str = "--model") -> 
         check_chat_adapter(options.model)
     elif options.model not in MODELS:
         raise ConfigError(f"{flag}: {MODELS.unknown(options.model)}")
-    args = dict(options.model_args)
-    if "pretrained" in args and "model" not in args:  # lm-eval's name for the checkpoint
-        args["model"] = args.pop("pretrained")
+    args = model_named(options.model_args)
     if "model" not in args:
         given = "--model-args" if flag == "--model" else "its arguments"
         raise ConfigError(f"{flag} {options.model}: {given} needs pretrained=CHECKPOINT (a Hub id or folder)")

@@ -56,13 +56,12 @@ class ChatJudgeArgs(PluginConfig):
 
     @classmethod
     def from_args(cls, args: Mapping[str, Any] | None, *, what: str):
-        from hallubench.models import MODELS, model_config
+        from hallubench.models import MODELS, model_config, model_named
 
         args = dict(args or {})
         names = [key for key in cls.keys() if key != "model_args"]
         own = {key: args.pop(key) for key in names if key in args}
-        if "pretrained" in args and "model" not in args:
-            args["model"] = args.pop("pretrained")
+        args = model_named(args)
         adapter = own.get("adapter", "hf")
         config = getattr(MODELS.get(adapter), "config", None)
         if config is not None and "batch_size" in config.keys():  # it batches the judge's prompts in one pass

@@ -54,21 +54,21 @@ def recorded_model_args(name: str, args: Mapping[str, Any], *, source: str, fold
     variable, code to run or path outside `folder` (UntrustedRecordError, before anything loads or connects). An
     adapter with no config cannot be checked, so it needs the consent. Returns the arguments as recorded."""
     if name not in MODELS:
-        raise ConfigError(f"{source}: {where}model {name!r} is not an adapter here; choose one of {', '.join(sorted(MODELS))}")
+        raise ConfigError(f"{source}: {where}model: {MODELS.unknown(name)}")
     config = getattr(MODELS[name], "config", None)
     if config is None and not trusted:
         raise UntrustedRecordError(f"{source}: adapter {name!r} declares no config, so what the file records for it "
                                    f"cannot be checked. A file we did not write is data: pass {consent_flag} to allow it")
     if config is not None:
-        config.from_recorded(_model_named(args), source=source, folder=folder, what=f"reloading the {name} adapter",
-                             consent_flag=consent_flag, trusted=trusted, given=_model_named(given or {}),
+        config.from_recorded(model_named(args), source=source, folder=folder, what=f"reloading the {name} adapter",
+                             consent_flag=consent_flag, trusted=trusted, given=model_named(given or {}),
                              where=f"{where}model_args.",
                              aliases={"model": "pretrained"} if "pretrained" in args and "model" not in args else None)
     return dict(args)
 
 
-def _model_named(args: Mapping[str, Any]) -> dict[str, Any]:
-    """`args` with lm-eval's `pretrained` read as the adapters' `model`."""
+def model_named(args: Mapping[str, Any]) -> dict[str, Any]:
+    """A copy of `args` with lm-eval's name for the checkpoint, `pretrained`, read as the adapters' `model`."""
     args = dict(args)
     if "pretrained" in args and "model" not in args:
         args["model"] = args.pop("pretrained")
@@ -112,4 +112,4 @@ discover_modules(__name__, __path__, skip=HEAVY)
 
 __all__ = ["AudioPart", "ChatModel", "Conversation", "GenerationError", "GenerationSettings", "ImagePart",
            "HFArgs", "MODELS", "Message", "OpenAIArgs", "Part", "TextPart", "VideoPart", "adapter_runs_locally",
-           "chat_adapters", "check_chat_adapter", "get_model", "model_config", "model_role", "recorded_model_args"]
+           "chat_adapters", "check_chat_adapter", "get_model", "model_config", "model_named", "model_role", "recorded_model_args"]
