@@ -237,6 +237,10 @@ class MediumRemovedError(MediaError):
     (`n_without_media`), never asked without it."""
 
 
+class ReferenceFilesError(HallubenchError):
+    """The authors' released files that a reproduction reads are missing, or differ from their pinned sha256."""
+
+
 class StaleResultsError(MixedRunFolderError):
     """A results.json that was not computed from the records beside it (edited or rewritten since it was scored);
     the message names both files and the command that scores the records again."""

@@ -171,12 +171,18 @@ MODELS: Registry[Callable[..., Any]] = Registry("model adapter", "hallubench.mod
 MODEL_FAMILIES: Registry[Any] = Registry("model family", "hallubench.models.families")
 JUDGES: Registry[Callable[..., Any]] = Registry("judge", "hallubench.judges")
 METRICS: Registry[Any] = Registry("metric", "hallubench.metrics")
-ALL = (TASKS, PARSERS, BUILDERS, MINI_RELEASES, MODELS, MODEL_FAMILIES, JUDGES, METRICS)
+REPRODUCTIONS: Registry[Any] = Registry("reproduction", "hallubench.reproduce", listed_by="hallubench reproduce --list")
+ALL = (TASKS, PARSERS, BUILDERS, MINI_RELEASES, MODELS, MODEL_FAMILIES, JUDGES, METRICS, REPRODUCTIONS)
 
 
 def register_task(task: T) -> T:
     """Register a `Task` under its name (a call: tasks are data, often made by a helper)."""
     return TASKS.register(task.name, task)
+
+
+def register_reproduction(reproduction: T) -> T:
+    """Register a `Reproduction` (hallubench.reproduce) under its name: one published table cell set, with its files."""
+    return REPRODUCTIONS.register(reproduction.name, reproduction)
 
 
 def register_builder(cls: type) -> type:
