@@ -50,6 +50,7 @@ COMMANDS: dict[str, str] = {
     "crosscheck": "generate evidence with several models and rank them",
     "rank": "CrossCheck leaderboard from run folders",
     "view": "a static site of a ranking: leaderboards, sentences coloured by CrossCheck score, run samples",
+    "reproduce": "recompute the papers' published numbers from the authors' released files, published against ours",
 }
 
 

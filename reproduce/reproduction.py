@@ -55,6 +55,12 @@ class Cell:
             return f"{value:.{self.significant}e}"
         return f"{value:.{self.decimals}f}"
 
+    def printed(self) -> str:
+        """The published value as the paper prints it (its decimals, or its significant digits)."""
+        if self.significant is not None:
+            return f"{self.published:.{self.significant - 1}e}"
+        return f"{self.published:.{self.decimals}f}"
+
     def drifted(self, value: float) -> bool:
         """Whether a computed value no longer equals what the page states (`ours`) as tables print it."""
         return float(self.shown(value)) != self.ours

@@ -1,8 +1,9 @@
 """Shared fixtures.
 
-`shared_data` is the one place tests reach the authors' real files in ../shared/data. From a
-source checkout without them those tests skip, saying why; under CI (CI=true) a missing folder
-is an error, so the reproductions always run there.
+`shared_data` is the one place tests reach the authors' real files: HALLUBENCH_SHARED_DATA, else ../shared/data
+beside the checkout, else the pinned files that `hallubench reproduce --fetch-only` put in HF_HOME (the same
+layout). Without any of them those tests skip, and the run ends with one line saying how to get them; under CI
+(CI=true) a missing folder is an error, so the reproductions always run there.
 """
 import os
 from pathlib import Path
@@ -11,16 +12,42 @@ import pytest
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = Path(os.environ.get("HALLUBENCH_SHARED_DATA", PROJECT_ROOT.parent / "shared" / "data"))
+NO_REFERENCES = "the authors' reference files are absent (`hallubench reproduce --fetch-only` gets them)"
+
+
+def _reference_folder() -> Path | None:
+    if SHARED_DATA.is_dir():
+        return SHARED_DATA
+    from hallubench.reproduce.references import References, cache_folder, pins
+
+    fetched = References(cache_folder(), cache=True)
+    return fetched.folder if not fetched.missing(pins()) else None
 
 
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
-    if SHARED_DATA.is_dir():
-        return SHARED_DATA
-    reason = f"the authors' reference files are not at {SHARED_DATA} (set HALLUBENCH_SHARED_DATA to their folder)"
+    folder = _reference_folder()
+    if folder is not None:
+        return folder
     if os.environ.get("CI", "").lower() == "true":
-        pytest.fail(reason)
-    pytest.skip(reason)
+        pytest.fail(f"{NO_REFERENCES}; CI needs them at {SHARED_DATA}")
+    pytest.skip(NO_REFERENCES)
+
+
+@pytest.fixture(scope="session")
+def references(shared_data):
+    """The reference folder as the reproductions read it: every file checked against its pin."""
+    from hallubench.reproduce.references import References
+
+    return References(shared_data, cache=False)
+
+
+def pytest_terminal_summary(terminalreporter):
+    """One line for every test skipped for want of the reference files, instead of one reason each."""
+    skipped = [report for report in terminalreporter.stats.get("skipped", [])
+               if NO_REFERENCES in str(getattr(report, "longrepr", ""))]
+    if skipped:
+        terminalreporter.write_line(f"{len(skipped)} tests skipped: {NO_REFERENCES}")
 
 
 @pytest.fixture(scope="session")

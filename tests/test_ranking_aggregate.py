@@ -8,21 +8,21 @@ import pytest
 from hallubench.ranking.aggregate import score_records
 from hallubench.ranking.correlate import correlation
 from metric_doctests import METRICS
-from wikibio_support import EVIDENCE, TARGETS, overall_rank_sum, refcheck_records, wikibio_records
+from hallubench.reproduce import wikibio as released
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 # method -> (score_records options, published system-level Spearman, document-level Pearson vs RefCheck)
 TABLE1 = {
     "selfcheck": ({"evidence_models": []}, 66.46, 74.06),
-    "explicit": ({"evidence_models": EVIDENCE, "weighting": "uniform"}, 77.44, 82.28),
-    "explicit_weighted": ({"evidence_models": EVIDENCE, "weighting": "task", "temperature": 0.1}, 82.32, 81.78),
+    "explicit": ({"evidence_models": released.EVIDENCE, "weighting": "uniform"}, 77.44, 82.28),
+    "explicit_weighted": ({"evidence_models": released.EVIDENCE, "weighting": "task", "temperature": 0.1}, 82.32, 81.78),
 }
 
 
 @pytest.fixture(scope="module")
-def wikibio(shared_data):
-    return wikibio_records(shared_data), refcheck_records(shared_data), overall_rank_sum(shared_data)
+def wikibio(references):
+    return released.records(references), released.refcheck_records(references), released.overall_rank_sum(references)
 
 
 @pytest.fixture(scope="module")
@@ -38,7 +38,7 @@ def test_pipeline_aggregation_matches_metric_reproduction(wikibio, metric, metho
     options, system_rho, document_r = TABLE1[method]
     ours = score_records(records, **options)
     reproduced = metric.compute(**records, **options)
-    assert sorted(ours["scores"]) == sorted(TARGETS)
+    assert sorted(ours["scores"]) == sorted(released.TARGETS)
     assert ours["scores"] == pytest.approx(reproduced["scores"], abs=1e-12)
     assert ours["ranking"] == reproduced["ranking"]
     assert ours["unweighted_evidence"] == []
