@@ -67,7 +67,7 @@ def markdown_table(results: Iterable[dict[str, Any]]) -> str:
     for result in results:
         reproduction: Reproduction = REPRODUCTIONS[result["name"]]
         tests = f" (`{reproduction.name}`)" if reproduction.compute else ""
-        lines.append(f"| {reproduction.paper} {reproduction.table} | {_cells_text(result, 'published')} | "
+        lines.append(f"| <a id=\"{reproduction.name}\"></a>{reproduction.paper} {reproduction.table} | {_cells_text(result, 'published')} | "
                      f"{_cells_text(result, 'ours')} | {result['verdict']} | {reproduction.source}{tests} |")
     return "\n".join(lines) + "\n"
 

@@ -200,3 +200,11 @@ def test_references_folder_reads_no_network_and_list_names_every_row(shared_data
     assert server.requests == [] and "86.67" in out.stdout
     listed = reproduce(["--list"], tmp_path / "home", server.url)
     assert [line.split(":")[0] for line in listed.stdout.splitlines() if not line.startswith(" ")] == list(REPRODUCTIONS)
+
+
+def test_every_reproduction_is_linked_from_a_docs_page_by_its_anchor():
+    docs = PAGE.parents[1]
+    text = "\n".join(page.read_text(encoding="utf-8") for page in docs.rglob("*.md") if page != PAGE)
+    unlinked = [name for name in REPRODUCTIONS if f"reproductions.md#{name})" not in text]
+    assert not unlinked, f"no benchmark or method page links these rows: {unlinked}"
+    assert all(f'<a id="{name}"></a>' in PAGE.read_text(encoding="utf-8") for name in REPRODUCTIONS)
