@@ -109,6 +109,7 @@ def test_metric_modules_cards_and_dataset_cards_are_shipped(wheel_files):
     for data in [*(ROOT / "view" / "templates").glob("*.html"), *(ROOT / "view" / "assets").glob("*"),
                  *(ROOT / "view" / "published").glob("*.yaml")]:
         assert f"hallubench/view/{data.parent.name}/{data.name}" in wheel_files  # the viewer's templates, CSS, JS, published tables
+    assert "hallubench/reproduce/sources.json" in wheel_files  # the pins of the authors' files `reproduce` fetches
 
 
 def test_console_script_is_declared(wheel, wheel_files):
