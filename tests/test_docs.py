@@ -15,7 +15,9 @@ from docs_checks import (ROOT, bad_commands, broken_links, code_blocks, markdown
                          unclosed_fences)
 from metric_doctests import run_examples
 
+sys.path.insert(0, str(ROOT / "docs" / "hooks"))
 README = ROOT / "README.md"
+PAGES_PYTHON = (3, 11)  # the Python whose argparse wrote docs/reference/cli.md (install.sh's and CI's)
 TEST_COMMAND = "./install.sh && python3 -m pytest tests"  # .ci/run runs what the README says
 
 
@@ -32,9 +34,35 @@ def test_fences_close_and_commands_parse(path):
     assert not problems, "\n".join(problems)
 
 
-def test_readme_links_resolve():
-    problems = broken_links(README)
+def repository_markdown() -> list[Path]:
+    """Every markdown file of the checkout (git's list, so nothing a run or a build left behind), or of a copy
+    without git: the files a reader opens on GitHub or the Hub, where a link is a plain relative path."""
+    listed = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard", "*.md"], cwd=ROOT,
+                            capture_output=True, text=True)
+    if listed.returncode != 0:
+        return markdown_files()
+    return sorted(ROOT / name for name in listed.stdout.splitlines() if (ROOT / name).is_file())
+
+
+def test_every_relative_link_resolves():
+    """docs/index.md once linked reference/cli.md, which existed only inside `mkdocs build`: dead on GitHub."""
+    files = repository_markdown()
+    assert ROOT / "docs" / "index.md" in files and README in files
+    problems = [problem for path in files for problem in broken_links(path)]
     assert not problems, "\n".join(problems)
+
+
+def test_generated_pages_are_committed_as_generated():
+    """The reference pages and metric pages are committed (their links work without the site) and equal what the
+    generator writes from the code now."""
+    from generated_pages import REGENERATE, generated_pages
+
+    pages = generated_pages()
+    if sys.version_info[:2] != PAGES_PYTHON:  # argparse's --help layout changes between Python versions
+        pages.pop("reference/cli.md")
+    stale = [path for path, text in pages.items()
+             if not (ROOT / "docs" / path).is_file() or (ROOT / "docs" / path).read_text(encoding="utf-8") != text]
+    assert not stale, f"docs/{', docs/'.join(stale)} differ from the code: run `{REGENERATE}` and commit them"
 
 
 def test_readme_names_every_benchmark_and_metric_with_its_page():
@@ -90,7 +118,11 @@ def python_examples(path: Path) -> str:
                        if info == "python" and any(line.startswith(">>>") for line in body))
 
 
-EXAMPLE_FILES = [README, *sorted((ROOT / "docs").rglob("*.md"))]
+def generated(path: Path) -> bool:  # a generated page's examples are run at their source (metrics/*/README.md)
+    return path.read_text(encoding="utf-8").startswith("<!-- Generated from ")
+
+
+EXAMPLE_FILES = [README, *sorted(p for p in (ROOT / "docs").rglob("*.md") if not generated(p))]
 
 
 @pytest.mark.parametrize("path", [p for p in EXAMPLE_FILES if python_examples(p)], ids=lambda p: str(p.relative_to(ROOT)))
