@@ -131,7 +131,7 @@ def parse_error(arguments: list[str], whole: bool = True) -> str | None:
             args, unknown = parser.parse_known_args(arguments)
     except SystemExit as stop:
         message = said.getvalue().strip().splitlines()[-1:] or [""]
-        if stop.code == 0 or ((elided or not whole) and "arguments are required" in message[0]):
+        if stop.code == 0 or ((elided or not whole) and re.search(r"(arguments are|is) required", message[0])):
             return None
         if "invalid choice" in message[0] and any(a.startswith(("--include", "--include_path")) for a in arguments):
             return None

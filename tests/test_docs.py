@@ -232,3 +232,45 @@ def test_a_broken_site_link_fails_the_strict_build(mkdocs_available, tmp_path):
         done = mkdocs_build(tmp_path / "mkdocs.yml", tmp_path / "site")
         assert done.returncode != 0 and "Aborted" in done.stdout + done.stderr, planted
     shutil.rmtree(tmp_path / "site", ignore_errors=True)
+
+
+# --- what every package has ---
+
+def test_the_license_ships_and_the_citation_matches_the_package():
+    import configparser
+
+    config = configparser.ConfigParser()
+    config.read(ROOT / "setup.cfg")
+    meta = config["metadata"]
+    assert meta["license"] == "Apache-2.0" and "LICENSE" in meta["license_files"].split()  # in the wheel and sdist
+    text = (ROOT / "LICENSE").read_text(encoding="utf-8")
+    assert "Apache License" in text and "Version 2.0, January 2004" in text and "END OF TERMS AND CONDITIONS" in text
+    cff = yaml.safe_load((ROOT / "CITATION.cff").read_text(encoding="utf-8"))
+    assert cff["cff-version"] == "1.2.0" and cff["type"] == "software" and cff["message"] and cff["authors"]
+    assert (cff["version"], cff["license"]) == (meta["version"], meta["license"])
+    for reference in cff["references"]:
+        assert reference["type"] and reference["title"] and isinstance(reference["year"], int)
+        assert all(author["family-names"] and author["given-names"] for author in reference["authors"])
+
+
+PAPERS = ROOT.parent / "shared" / "papers"
+
+
+@pytest.mark.skipif(not PAPERS.is_dir(), reason=f"the seed papers are not at {PAPERS}")
+def test_the_citation_cites_each_seed_paper_as_it_is_printed():
+    """Each reference's title and every author's name are on the first page of one of the papers: none invented."""
+    import re
+
+    def plain(text: str) -> str:
+        return re.sub(r"[^a-z0-9]+", " ", re.sub(r"<[^>]+>", "", text).lower())
+
+    openings = {path.name: plain(path.read_text(encoding="utf-8")[:3000]) for path in PAPERS.glob("*.txt")}
+    references = yaml.safe_load((ROOT / "CITATION.cff").read_text(encoding="utf-8"))["references"]
+    assert len(references) == len(openings)
+    for reference in references:
+        title = plain(reference["title"])
+        paper = next((name for name, opening in openings.items() if title in opening), None)
+        assert paper, f"{reference['title']!r} opens none of {sorted(openings)}"
+        missing = [author["family-names"] for author in reference["authors"]
+                   if plain(f"{author['given-names']} {author['family-names']}") not in openings[paper]]
+        assert not missing, f"{paper} does not name {missing}"

@@ -92,7 +92,7 @@ def task_reference() -> str:
     from hallubench.registry import TASKS
 
     lines = ["# Tasks", "",
-             f"Every task `hallubench run --tasks` takes, generated from the task registry by `{REGENERATE}`.", "",
+             f"Every task `hallubench run --tasks NAME` takes, generated from the task registry by `{REGENERATE}`.", "",
              "| task | benchmark | scored by | steps |", "|---|---|---|---|"]
     for name in sorted(TASKS):
         task = TASKS[name]
