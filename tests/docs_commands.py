@@ -45,12 +45,15 @@ class Shown:
 @dataclass
 class Outcome:
     ran: list[str] = field(default_factory=list)
+    cpu_s: dict[str, float] = field(default_factory=dict)  # where -> CPU seconds it took
     failed: list[str] = field(default_factory=list)
     skipped: dict[str, list[str]] = field(default_factory=dict)  # reason -> where
     not_reached: list[str] = field(default_factory=list)
 
     def summary(self) -> str:
-        lines = [f"ran {len(self.ran)} documented commands; {len(self.failed)} failed"]
+        slowest = sorted(self.cpu_s, key=self.cpu_s.get, reverse=True)[:3]
+        lines = [f"ran {len(self.ran)} documented commands in {sum(self.cpu_s.values()):.0f} CPU s; "
+                 f"{len(self.failed)} failed; slowest: " + ", ".join(f"{w} {self.cpu_s[w]:.0f} s" for w in slowest)]
         lines += [f"not run ({len(places)}): {reason}, e.g. {places[0]}" for reason, places in self.skipped.items()]
         if self.not_reached:
             lines.append(f"not reached within the time budget: {len(self.not_reached)}, from {self.not_reached[0]}")
@@ -244,8 +247,10 @@ def run_documented(commands: list[Shown], workdir: Path, tiny: Path, releases: P
                 continue
             arguments = as_run(words, workdir, tiny, releases) if "--help" not in words else words
             arguments = own_output(arguments, shown.where.split(":")[0], made, workdir)
+            began = time.process_time()
             code, said = run_one(arguments)
             outcome.ran.append(shown.where)
+            outcome.cpu_s[shown.where] = time.process_time() - began
             if code != 0:
                 last = [line for line in said.splitlines() if line.strip()][-3:]
                 outcome.failed.append(f"{shown.where}: `hallubench {' '.join(shown.arguments)}` (run as "

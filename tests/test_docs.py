@@ -45,8 +45,9 @@ def repository_markdown() -> list[Path]:
 
 
 def test_every_relative_link_resolves():
-    """docs/index.md once linked reference/cli.md, which existed only inside `mkdocs build`: dead on GitHub."""
-    files = repository_markdown()
+    """docs/index.md once linked reference/cli.md, which existed only inside `mkdocs build`: dead on GitHub. An
+    unfolded note (docs/incoming/NAME.md) may link where it will be folded: its links are the fold's to fix."""
+    files = [path for path in repository_markdown() if "incoming" not in path.relative_to(ROOT).parts[:2]]
     assert ROOT / "docs" / "index.md" in files and README in files
     problems = [problem for path in files for problem in broken_links(path)]
     assert not problems, "\n".join(problems)
