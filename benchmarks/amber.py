@@ -27,6 +27,13 @@ GENERATIVE = "generative"
 # task -> the config (the release's query file) it runs on
 PARTS = {"amber": "all", "amber_generative": "generative", "amber_discriminative": "discriminative",
          "amber_existence": "existence", "amber_attribute": "attribute", "amber_relation": "relation"}
+ABOUT = {
+    "amber_generative": "AMBER's descriptions: the objects a description names, against the image's (CHAIR, Hal)",
+    "amber_discriminative": "AMBER's yes/no questions on existence, attributes and relations of the image's objects",
+    "amber_existence": "AMBER's yes/no questions: is this object in the image?",
+    "amber_attribute": "AMBER's yes/no questions on an object's state, number or action",
+    "amber_relation": "AMBER's yes/no questions on how two objects in the image relate",
+}
 LOWER_IS_BETTER = ("chair", "hal", "cog")  # the paper marks CHAIR, Hal and Cog lower-is-better
 DIMENSIONS = ("", "existence_", "attribute_", "state_", "number_", "action_", "relation_")
 HIGHER_IS_BETTER = {
@@ -54,6 +61,7 @@ def reference(row: Row) -> dict:
 
 AMBER = Task(
     name="amber",
+    description="AMBER whole: describe the image, and answer yes/no on its objects, attributes and relations",
     benchmark="amber",
     config="all",
     prompt=lambda row: row["query"],
@@ -70,4 +78,4 @@ AMBER = Task(
 register_task(AMBER)
 for _name, _config in PARTS.items():
     if _name != AMBER.name:
-        register_task(dataclasses.replace(AMBER, name=_name, config=_config))
+        register_task(dataclasses.replace(AMBER, name=_name, config=_config, description=ABOUT[_name]))

@@ -20,9 +20,10 @@ SCORED_BY = "crosscheck over the run folders of several models (hallubench.metri
 
 
 def _task(name: str, question: str, reference_field: str | None, modality: str | None = None,
-          demo: bool = False) -> Task:
+          demo: bool = False, *, description: str) -> Task:
     return Task(
         name=name,
+        description=description,
         benchmark="avhallubench",
         config="default",
         prompt=lambda row: question,
@@ -41,6 +42,8 @@ def _task(name: str, question: str, reference_field: str | None, modality: str |
 
 # The visual and audio descriptions make the audio-visual pair of a ranking (each checked against both).
 register_task(_task("avhallubench_visual", "Describe the video in one paragraph.", "visual_description", "visual",
-                    demo=True))
-register_task(_task("avhallubench_audio", "Describe the audio in one paragraph.", "audio_description", "audio"))
-register_task(_task("avhallubench_speech", "What does the man/woman say in the video?", "audio_description"))
+                    demo=True, description="Describe what the video shows; models ranked by CrossCheck on it"))
+register_task(_task("avhallubench_audio", "Describe the audio in one paragraph.", "audio_description", "audio",
+                    description="Describe what the video's soundtrack holds; models ranked by CrossCheck on it"))
+register_task(_task("avhallubench_speech", "What does the man/woman say in the video?", "audio_description",
+                    description="Say what the person in the video says; models ranked by CrossCheck on it"))

@@ -20,6 +20,11 @@ from hallubench.registry import register_task
 SOURCE = "Sung-Bin et al., ICLR 2025, arXiv:2410.18325; github.com/kaist-ami/AVHBench; rule: github.com/AoiDragon/POPE"
 # task name -> dataset config: the rows of one released task (Audio-driven Video Hallucination, Video-driven Audio
 # Hallucination, AV Matching)
+ABOUT = {
+    "avhbench_audio_driven_video": "Is the thing the soundtrack suggests visible in the video? (yes/no)",
+    "avhbench_video_driven_audio": "Is the thing the video shows heard making its sound? (yes/no)",
+    "avhbench_av_matching": "Do the video's sound and picture match? (yes/no)",
+}
 JUDGMENTS = {
     "avhbench_audio_driven_video": "audio_driven_video_hallucination",
     "avhbench_video_driven_audio": "video_driven_audio_hallucination",
@@ -29,6 +34,7 @@ JUDGMENTS = {
 
 AVHBENCH = Task(
     name="avhbench",
+    description="AVHBench's three yes/no judgments pooled, each asked with the video and its own soundtrack",
     benchmark="avhbench",
     config="judgment",
     prompt=lambda row: row["text"],
@@ -46,4 +52,4 @@ AVHBENCH = Task(
 register_task(AVHBENCH)
 
 for _name, _config in JUDGMENTS.items():
-    register_task(dataclasses.replace(AVHBENCH, name=_name, config=_config))
+    register_task(dataclasses.replace(AVHBENCH, name=_name, config=_config, description=ABOUT[_name]))

@@ -18,7 +18,8 @@ class TaskSummary:
     name: str
     group: str  # the benchmark: `hallubench build <group>` makes its dataset
     config: str
-    description: str
+    description: str  # the task's own line (Task.description), else its module's first sentence
+    benchmark_about: str  # the first sentence of the module that defines it: what its benchmark is
     medium: str  # "video+audio", "image", ... or "text"
     helpers: dict[str, str]  # role -> what answers it without `--helper ROLE` ("the model" or "skipped")
     scored_by: str  # the metric, or what ranks it across runs
@@ -36,8 +37,9 @@ def describe(task: Task) -> TaskSummary:
     media = [medium for medium in MEDIA_COLUMNS if getattr(task.media, medium)]
     helpers = {role: "the model" if default == "target" else "skipped"
                for role, default in sorted(task.program.helpers.items())} if task.program else {}
+    about = first_sentence(getattr(module, "__doc__", None))
     return TaskSummary(name=task.name, group=task.benchmark, config=task.config,
-                       description=task.description or first_sentence(getattr(module, "__doc__", None)),
+                       description=task.description or about, benchmark_about=about,
                        medium="+".join(media) or "text", helpers=helpers,
                        scored_by=task.metric or task.scored_by or "-", cross_checkable=task.cross_checkable)
 

@@ -138,10 +138,11 @@ SOURCE = "Zhang et al. 2025, ACL, arXiv:2505.19108; github.com/BRZ911/CCHall REA
 
 def cchall_task(name: str, prompt, max_new_tokens: int, version: int, demo: bool = False, *,
                 parser: str = "cchall_option", program: Program | None = None, source: str = SOURCE,
-                temperature: float | None = 0.0) -> Task:
+                temperature: float | None = 0.0, description: str) -> Task:
     """A CCHall task: `prompt(row)` (a multi-step task's record prompt), the image, the `cchall` metric."""
     return Task(
         name=name,
+        description=description,
         benchmark="cchall",
         config="all",
         prompt=prompt,
@@ -162,5 +163,7 @@ def cchall_task(name: str, prompt, max_new_tokens: int, version: int, demo: bool
 
 
 # the paper keeps each model's default decoding (temperature=None): version 2 of cchall, 3 of cchall_cot (Figure 11)
-register_task(cchall_task("cchall", direct_prompt, 256, version=2, demo=True, temperature=None))
-register_task(cchall_task("cchall_cot", cot_prompt, 1024, version=3, parser="cchall_conclusion", temperature=None))
+register_task(cchall_task("cchall", direct_prompt, 256, version=2, demo=True, temperature=None,
+                          description="Which hallucination type does a two-language answer pair show? Asked directly"))
+register_task(cchall_task("cchall_cot", cot_prompt, 1024, version=3, parser="cchall_conclusion", temperature=None,
+                          description="CCHall asked step by step (chain of thought, the paper's Figure 11)"))

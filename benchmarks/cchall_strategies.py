@@ -212,8 +212,11 @@ LIN = "; SRO and HalluciMAD: Lin et al. 2024, arXiv:2407.20505, github.com/LZzz2
 GHOSH = "; VDGD: Ghosh et al. 2024, arXiv:2405.15683, github.com/Sreyan88/VDGD (desc_prompt; vdgd.py's decoding)"
 
 register_task(cchall_task("cchall_sro", direct_prompt, REASONING, version=1, parser="cchall_final_answer",
-                          program=_sro(), source=SOURCE + LIN))
+                          program=_sro(), source=SOURCE + LIN,
+                          description="CCHall, then self-reflection questions on the objects and the answer again"))
 register_task(cchall_task("cchall_vdgd", direct_prompt, DIRECT.max_new_tokens, version=1,
-                          parser="cchall_final_answer", program=_vdgd(), source=SOURCE + GHOSH))
+                          parser="cchall_final_answer", program=_vdgd(), source=SOURCE + GHOSH,
+                          description="CCHall after the model describes the image (VDGD's description first)"))
 register_task(cchall_task("cchall_hallucimad", direct_prompt, REASONING, version=1, parser="cchall_final_answer",
-                          program=_hallucimad(), source=SOURCE + LIN))
+                          program=_hallucimad(), source=SOURCE + LIN,
+                          description="CCHall by debate: two debaters argue for rounds, a judge decides"))

@@ -123,4 +123,5 @@ PROGRAM = Program(
 register_task(cchall_task("cchall_unihd", direct_prompt, REASONING, version=1, parser="cchall_final_answer",
                           program=PROGRAM,
                           source=SOURCE + "; UniHD: Chen et al. 2024, arXiv:2402.03190, github.com/zjunlp/EasyDetect "
-                                          "pipeline/prompts @ ad519a2; adapted as CCHall's Appendix B.3"))
+                                          "pipeline/prompts @ ad519a2; adapted as CCHall's Appendix B.3",
+                          description="CCHall through UniHD's tools: claims checked by detection and search"))

@@ -25,6 +25,7 @@ def chair_caption(text: str, **metric_inputs: Any) -> str | None:
 
 register_task(Task(
     name="chair",
+    description="Describe the image in detail; CHAIR counts the objects named that it does not hold",
     benchmark="chair",
     config="default",
     prompt=lambda row: PROMPT,

@@ -26,6 +26,11 @@ from hallubench.registry import register_task
 SUFFIX = " Answer with yes or no."
 PARTS_HINT = "the paper evaluates one-medium models on their own parts: --tasks cmm_visual (Table 2b) or cmm_audio (Table 2c)"
 # part task -> (its sub-categories, the media it shows): Table 2b, 2c, and the rest of 2a
+ABOUT = {
+    "cmm_visual": "CMM's visual probes (video only): does the model see what language priors suggest?",
+    "cmm_audio": "CMM's audio probes (audio only): does the model hear what is there?",
+    "cmm_audio_visual": "CMM's audio-visual probes: does one medium make the model hallucinate the other?",
+}
 PARTS = {
     "cmm_visual": (("visual-language", "overrely_language_ignore_visual"), MediaSpec(video="video_path")),
     "cmm_audio": (("audio-language",), MediaSpec(audio="audio_path")),
@@ -46,6 +51,7 @@ def groups(row: Row) -> tuple[str, str]:
 
 CMM = Task(
     name="cmm",
+    description="CMM's yes/no probes of all six sub-categories, each with its video and audio",
     benchmark="cmm",
     config="all",
     prompt=prompt,
@@ -74,4 +80,4 @@ def _part(name: str, sub_categories: tuple[str, ...], media: MediaSpec) -> Task:
 
 
 for _name, (_sub_categories, _media) in PARTS.items():
-    register_task(_part(_name, _sub_categories, _media))
+    register_task(dataclasses.replace(_part(_name, _sub_categories, _media), description=ABOUT[_name]))

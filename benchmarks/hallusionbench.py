@@ -84,6 +84,7 @@ def _higher_is_better(judge: str) -> dict[str, bool | None]:
 
 HALLUSIONBENCH = Task(
     name="hallusionbench",
+    description="HallusionBench's yes/no questions on charts, tables, maps and illusions, read by rule",
     benchmark="hallusionbench",
     config="all",
     prompt=lambda row: row["question"],
@@ -105,6 +106,7 @@ register_task(HALLUSIONBENCH)
 register_task(dataclasses.replace(
     HALLUSIONBENCH,
     name="hallusionbench_judge",
+    description="HallusionBench with each answer read by a judge model (the authors' GPT-4 prompt)",
     parser="hallusionbench_judge",
     metric_args={},
     version=1,

@@ -178,11 +178,13 @@ EASYDETECT_GENERATION = GenerationSettings(max_new_tokens=1024, temperature=0.2)
 
 
 def detection_task(name: str, prompt, num_fewshot: int = 0, benchmark: str = "mhalubench", config: str = "default",
-                   source: str = SOURCE, generation: GenerationSettings = EASYDETECT_GENERATION) -> Task:
+                   source: str = SOURCE, generation: GenerationSettings = EASYDETECT_GENERATION, *,
+                   description: str) -> Task:
     """A Self-Check detection task on one config of an MHaluBench dataset (this copy's, or the official release's
     parts in benchmarks/mhalubench_official.py): the verdicts parsed and scored by the `mhalubench` metric."""
     return Task(
         name=name,
+        description=description,
         num_fewshot=num_fewshot,
         benchmark=benchmark,
         config=config,
@@ -205,6 +207,7 @@ def detection_task(name: str, prompt, num_fewshot: int = 0, benchmark: str = "mh
 register_task(
     Task(
         name="mhalubench",
+        description="Caption MHaluBench's images; models ranked by CrossCheck on the captions",
         benchmark="mhalubench",
         config="default",
         prompt=lambda row: PROMPT,
@@ -217,5 +220,7 @@ register_task(
         source="Chen et al. 2024, arXiv:2402.03190; github.com/BriansIDP/crosscheckgpt data/VisualImage",
     ),
 )
-register_task(detection_task("mhalubench_selfcheck", selfcheck_prompt))
-register_task(detection_task("mhalubench_selfcheck_2shot", selfcheck_2shot_prompt, num_fewshot=2))
+register_task(detection_task("mhalubench_selfcheck", selfcheck_prompt,
+                             description="Self-Check: the model marks each claim of a caption hallucinated or not"))
+register_task(detection_task("mhalubench_selfcheck_2shot", selfcheck_2shot_prompt, num_fewshot=2,
+                             description="Self-Check with two worked examples before each caption (2-shot)"))

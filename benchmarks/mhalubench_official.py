@@ -76,16 +76,25 @@ def any_part_prompt(row: Row) -> str:
     return text_to_image_prompt(row) if row["task_type"] == "text-to-image" else selfcheck_prompt(row)
 
 
-def _task(name: str, config: str, prompt, num_fewshot: int = 0):
-    return detection_task(f"{BENCHMARK}_{name}", prompt, num_fewshot, benchmark=BENCHMARK, config=config, source=SOURCE)
+def _task(name: str, config: str, prompt, num_fewshot: int = 0, *, description: str):
+    return detection_task(f"{BENCHMARK}_{name}", prompt, num_fewshot, benchmark=BENCHMARK, config=config, source=SOURCE,
+                          description=description)
 
 
-register_task(_task("selfcheck", "all", any_part_prompt))
+PART_NAMES = {"image_caption": "image captions", "vqa": "visual question answers"}
+
+
+register_task(_task("selfcheck", "all", any_part_prompt,
+                    description="Self-Check on every part of the official MHaluBench: each claim hallucinated or not"))
 for part in ("image_caption", "vqa"):
-    register_task(_task(f"{part}_selfcheck", part, selfcheck_prompt))
-    register_task(_task(f"{part}_selfcheck_2shot", part, selfcheck_2shot_prompt, num_fewshot=2))
-register_task(_task("text_to_image_selfcheck", "text_to_image", text_to_image_prompt))
+    register_task(_task(f"{part}_selfcheck", part, selfcheck_prompt,
+                        description=f"Self-Check on the official MHaluBench's {PART_NAMES[part]}"))
+    register_task(_task(f"{part}_selfcheck_2shot", part, selfcheck_2shot_prompt, num_fewshot=2,
+                        description=f"Self-Check on the official MHaluBench's {PART_NAMES[part]}, two examples first"))
+register_task(_task("text_to_image_selfcheck", "text_to_image", text_to_image_prompt,
+                    description="Self-Check on generated images: does the image show what its prompt's claims say?"))
 register_task(detection_task(f"{BENCHMARK}_haldet", haldet_prompt, benchmark=BENCHMARK, config="all",
                              source="github.com/zjunlp/EasyDetect HalDet-LLaVA/inference.py and README.md @ ad519a2; "
                                     "huggingface.co/zjunlp/HalDet-llava-7b",
-                             generation=GenerationSettings(max_new_tokens=2048, temperature=0.8)))
+                             generation=GenerationSettings(max_new_tokens=2048, temperature=0.8),
+                             description="The official MHaluBench with HalDet-LLaVA's detection prompt (for zjunlp/HalDet-llava-7b)"))

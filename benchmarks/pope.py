@@ -28,9 +28,10 @@ def pope_answer(text: str) -> str | None:
     return parse_pope(text)
 
 
-def pope_task(name: str, config: str) -> Task:
+def pope_task(name: str, config: str, description: str) -> Task:
     return Task(
         name=name,
+        description=description,
         benchmark="pope",
         config=config,
         prompt=lambda row: row["question"],
@@ -46,10 +47,12 @@ def pope_task(name: str, config: str) -> Task:
     )
 
 
-POPE = pope_task("pope", "coco")
+POPE = pope_task("pope", "coco", "POPE on COCO: is this object in the image? All three ways of picking absent objects")
+SETTINGS = {"random": "absent objects picked at random", "popular": "absent objects among COCO's most frequent",
+            "adversarial": "absent objects that often co-occur with present ones"}
 register_task(POPE)
 for _setting in ("random", "popular", "adversarial"):
-    register_task(dataclasses.replace(POPE, name=f"pope_{_setting}",
+    register_task(dataclasses.replace(POPE, name=f"pope_{_setting}", description=f"POPE on COCO, {SETTINGS[_setting]}",
                                       exclude=lambda row, setting=_setting: row["setting"] != setting))
-register_task(pope_task("pope_aokvqa", "aokvqa"))
-register_task(pope_task("pope_gqa", "gqa"))
+register_task(pope_task("pope_aokvqa", "aokvqa", "POPE's object probes on A-OKVQA images"))
+register_task(pope_task("pope_gqa", "gqa", "POPE's object probes on GQA images"))

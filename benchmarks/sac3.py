@@ -271,12 +271,17 @@ FRACTIONS = tuple(f"{name}_{kind}" for name in (*SCORES.values(), "sac3_all") fo
 SOURCE = "Zhang et al. 2023, EMNLP Findings, arXiv:2311.01740; github.com/intuit/sac3 (sac3/*.py)"
 
 
+QA_SETS = {"prime": "prime-number questions", "senator": "senator-search questions",
+           "hotpotqa": "HotpotQA questions", "nq_open": "NQ-open questions"}
+
+
 def _qa_task(config: str) -> Task:
     def ask(question: str) -> str:
         return ANSWER.format(question=question)
 
     return Task(
-        name=f"sac3_{config}", benchmark="sac3", config=config, prompt=lambda row: ask(row["question"]),
+        name=f"sac3_{config}", description=f"SAC3 on {QA_SETS[config]}: is the answer a hallucination?",
+        benchmark="sac3", config=config, prompt=lambda row: ask(row["question"]),
         media=MediaSpec(), generation=GenerationSettings(max_new_tokens=ANSWER_TOKENS), parser="sac3", metric="sac3",
         reference=lambda row: one_of(row, "hallucinated", (True, False)), metric_args={"threshold": 0.5, "lambda_weight": 1.0},
         higher_is_better=HIGHER_IS_BETTER, fractions=FRACTIONS, source=SOURCE, version=2,  # 2: Table 7's equivalence check
@@ -289,11 +294,11 @@ def _cmm_ask(question: str) -> str:
     return question + CMM_SUFFIX
 
 
-for _config in ("prime", "senator", "hotpotqa", "nq_open"):
+for _config in QA_SETS:
     register_task(_qa_task(_config))
 
 register_task(Task(
-    name="sac3_cmm", benchmark="cmm", config="all", prompt=lambda row: _cmm_ask(row["question"]),
+    name="sac3_cmm", description="SAC3's consistency check on CMM's audio-visual yes/no probes", benchmark="cmm", config="all", prompt=lambda row: _cmm_ask(row["question"]),
     media=MediaSpec(video="video_path", audio="audio_path"), generation=GenerationSettings(max_new_tokens=32),
     parser="sac3_cmm", metric="sac3", reference=lambda row: one_of(row, "answer", ("yes", "no"), yes_no),
     metric_args={"threshold": 0.5, "lambda_weight": 1.0}, higher_is_better=HIGHER_IS_BETTER, fractions=FRACTIONS,

@@ -211,5 +211,6 @@ PROGRAM = Program(
 )
 
 register_task(dataclasses.replace(
-    detection_task("mhalubench_unihd", record_prompt, benchmark="mhalubench_official", config="all", source=SOURCE),
+    detection_task("mhalubench_unihd", record_prompt, benchmark="mhalubench_official", config="all", source=SOURCE,
+                   description="UniHD: claims checked with tools (detector, OCR, search), then judged"),
     program=PROGRAM, parser="unihd_verdicts"))

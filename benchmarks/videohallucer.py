@@ -17,6 +17,9 @@ from hallubench.models.protocol import GenerationSettings
 from hallubench.registry import register_parser, register_task
 
 INSTRUCTION = "\nAnswer the question using 'yes' or 'no'."
+ABOUT = {"object_relation": "objects and how they relate", "temporal": "the order and timing of events",
+         "semantic_detail": "fine details", "external_factual": "true world facts the video does not show",
+         "external_nonfactual": "false world claims the video does not show"}
 SUBSETS = ("object_relation", "temporal", "semantic_detail", "external_factual", "external_nonfactual")
 
 
@@ -40,6 +43,7 @@ def videohallucer_yes_no(text: str, **_metric_inputs) -> str | None:
 
 VIDEOHALLUCER = Task(
     name="videohallucer",
+    description="VideoHallucer's basic/hallucinated yes/no question pairs over all five subsets",
     benchmark="videohallucer",
     config="all",
     prompt=prompt,
@@ -58,4 +62,5 @@ VIDEOHALLUCER = Task(
 register_task(VIDEOHALLUCER)
 
 for _subset in SUBSETS:
-    register_task(dataclasses.replace(VIDEOHALLUCER, name=f"videohallucer_{_subset}", config=_subset))
+    register_task(dataclasses.replace(VIDEOHALLUCER, name=f"videohallucer_{_subset}", config=_subset,
+                                      description=f"VideoHallucer question pairs on {ABOUT[_subset]}"))

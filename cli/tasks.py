@@ -9,19 +9,15 @@ import dataclasses
 import json
 
 from hallubench.benchmarks.catalog import TaskSummary, catalog
+from hallubench.cli.listing import WIDTH, cut, paragraph, table
 from hallubench.errors import ConfigError, did_you_mean
 from hallubench.registry import MINI_RELEASES
 
-WIDTH = 70  # a description longer than this is cut in the listing (the detail prints it whole)
-RUN = "hallubench run --model hf --model-args pretrained=CHECKPOINT --tasks {} --data-dir DATA"
-
-
-def _cut(text: str, width: int = WIDTH) -> str:
-    return text if len(text) <= width else text[:width - 3].rstrip() + "..."
+RUN = "hallubench run --model hf --model-args pretrained=CHECKPOINT \\\n             --tasks {} --data-dir DATA"
 
 
 def _helpers(summary: TaskSummary) -> str:
-    return ", ".join(f"{role} ({default})" for role, default in summary.helpers.items()) or "-"
+    return ", ".join(f"{role} ({default})" for role, default in summary.helpers.items())
 
 
 def _scored_by(summary: TaskSummary) -> str:
@@ -29,26 +25,32 @@ def _scored_by(summary: TaskSummary) -> str:
         else summary.scored_by.split()[0]
 
 
-def _table(rows: list[list[str]], indent: str = "  ") -> str:
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    return "\n".join(indent + "  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in rows)
+def _shared(tasks: list[TaskSummary], trait) -> str | None:
+    values = {trait(task) for task in tasks}
+    return values.pop() if len(values) == 1 else None
 
 
 def listing() -> str:
-    """Every task, by group: a group's line says the benchmark and how to build its dataset; a task's row its
-    medium, its helper roles (what answers each without `--helper ROLE`), what scores it and, when its description
-    is not its group's, its own."""
+    """Every task, by group: the group's benchmark, how to build its dataset and what its tasks share (medium,
+    scorer); then one line per task, its own description and whatever of those it does not share, and the helper
+    roles of its steps (what answers each without `--helper ROLE`)."""
     groups = catalog()
-    lines = [f"{sum(map(len, groups.values()))} tasks in {len(groups)} groups. Run some with `hallubench run --tasks "
-             "NAME[,NAME...]`; one task's or group's detail: `hallubench tasks NAME`.", ""]
+    lines = [paragraph(f"{sum(map(len, groups.values()))} tasks in {len(groups)} groups. Run some with `hallubench "
+                       "run --tasks NAME[,NAME...]`; one task's or group's detail: `hallubench tasks NAME`; all of "
+                       "it: `hallubench tasks --json`.", hanging=""), ""]
     for group, tasks in groups.items():
-        about = next((task.description for task in tasks if task.name == group), tasks[0].description)
-        mini = ", or --data-dir mini" if group in MINI_RELEASES else ""
-        lines.append(f"{group}: {_cut(about, 100)} (dataset: hallubench build {group}{mini})")
-        rows = [["task", "medium", "helper roles (without --helper)", "scored by", "note"]]
-        rows += [[task.name, task.medium, _helpers(task), _scored_by(task),
-                  _cut(task.description) if task.description != about else ""] for task in tasks]
-        lines += [_table(rows), ""]
+        about = next((task.benchmark_about for task in tasks if task.name == group), tasks[0].benchmark_about)
+        medium, scorer = _shared(tasks, lambda t: t.medium), _shared(tasks, _scored_by)
+        lines.append(cut(f"{group}: {about}", WIDTH))
+        shared = [medium, scorer and f"scored by {scorer}",
+                  f"dataset: hallubench build {group}" + (", or --data-dir mini" if group in MINI_RELEASES else "")]
+        lines.append(paragraph(" · ".join(part for part in shared if part), indent="  "))
+        rows = []
+        for task in tasks:
+            own = [task.medium if medium is None else "", "" if scorer else f"scored by {_scored_by(task)}",
+                   _helpers(task) and f"helpers: {_helpers(task)}"]
+            rows.append([task.name, task.description + "".join(f" [{part}]" for part in own if part)])
+        lines += [table(rows), ""]
     return "\n".join(lines).rstrip()
 
 
@@ -56,17 +58,15 @@ def detail(summary: TaskSummary) -> str:
     """One task: its whole description and each thing it needs, with the command that runs it."""
     helpers = "; ".join(f"--helper {role} \"adapter=...,pretrained=...\" (without it: {default})"
                         for role, default in summary.helpers.items()) or "none"
-    return "\n".join([
-        f"{summary.name} (group {summary.group})",
-        f"  {summary.description}",
-        f"  dataset:   benchmark {summary.group}, config {summary.config} (hallubench build {summary.group}"
-        + ("; --data-dir mini holds a synthetic mini copy)" if summary.group in MINI_RELEASES else ")"),
-        f"  medium:    {summary.medium}",
-        f"  helpers:   {helpers}",
-        f"  scored by: {summary.scored_by}",
-        f"  samples:   {'draws stochastic samples (CrossCheck evidence: rank its runs with hallubench rank)' if summary.cross_checkable else 'none'}",
-        f"  run:       {RUN.format(summary.name)}",
-    ])
+    mini = "; --data-dir mini holds a synthetic mini copy" if summary.group in MINI_RELEASES else ""
+    samples = ("draws stochastic samples (CrossCheck evidence: rank its runs with hallubench rank)"
+               if summary.cross_checkable else "none")
+    fields = [("dataset", f"benchmark {summary.group}, config {summary.config} (hallubench build {summary.group}{mini})"),
+              ("medium", summary.medium), ("helpers", helpers), ("scored by", summary.scored_by),
+              ("samples", samples)]
+    return "\n".join([f"{summary.name} (group {summary.group})", paragraph(summary.description, "  ", "  "),
+                      *(paragraph(text, f"  {name + ':':<11}", " " * 13) for name, text in fields),
+                      f"  run:       {RUN.format(summary.name)}"])
 
 
 def _summaries(name: str) -> list[TaskSummary]:

@@ -25,15 +25,33 @@ class ModelSpec:
                               "(it names the model's run folder); set `name:` in the --config YAML")
 
 
-def default_name(path_or_id: str) -> str:
-    """A display name from a checkpoint path or Hub id: its last path component, made folder-safe."""
-    tail = Path(str(path_or_id).rstrip("/")).name or str(path_or_id)
+def default_name(path_or_id: str, depth: int = 1) -> str:
+    """A display name from a checkpoint path or Hub id: its last `depth` path components joined by '-', made
+    folder-safe."""
+    parts = [part for part in Path(str(path_or_id).rstrip("/")).parts if part not in ("/", ".", "..")]
+    tail = "-".join(parts[-depth:]) or str(path_or_id)
     return re.sub(r"[^A-Za-z0-9._+-]", "-", tail).lstrip("-._+") or "model"
+
+
+def default_names(checkpoints: list[str]) -> list[str]:
+    """Each checkpoint's display name: its last path component, or as many of its last components as tell it
+    from the others (runs/demo/models/seed1/qwen2_5_omni beside seed2/qwen2_5_omni: seed1-qwen2_5_omni). The
+    same checkpoint given twice keeps one name, which `unique` refuses."""
+    depths = [1] * len(checkpoints)
+    while True:
+        names = [default_name(checkpoint, depth) for checkpoint, depth in zip(checkpoints, depths)]
+        clashing = {i for i, name in enumerate(names) for j, other in enumerate(names)
+                    if name == other and checkpoints[i].rstrip("/") != checkpoints[j].rstrip("/")}
+        deeper = [i for i in clashing if depths[i] < len(Path(checkpoints[i]).parts)]
+        if not deeper:
+            return names
+        for i in deeper:
+            depths[i] += 1
 
 
 def specs_from_flags(model: str, models: list[str], model_args: dict[str, Any]) -> list[ModelSpec]:
     """`--model ADAPTER --models A,B --model-args K=V`: one spec per checkpoint, the shared arguments each."""
-    return unique([ModelSpec(default_name(m), model, {**model_args, "pretrained": m}) for m in models])
+    return unique([ModelSpec(name, model, {**model_args, "pretrained": m}) for m, name in zip(models, default_names(models))])
 
 
 def specs_from_yaml(entries: Any, model: str, model_args: dict[str, Any], source: str) -> list[ModelSpec]:

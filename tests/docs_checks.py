@@ -90,21 +90,27 @@ def shown_commands(path: Path) -> list[tuple[int, str]]:
     return [shown for shown in found if "hallubench" in shown[1]]
 
 
-def hallubench_arguments(command: str) -> list[list[str]]:
-    """The argument lists of the hallubench invocations in one shell line (`hallubench ...`, `python -m
-    hallubench ...`, `accelerate launch ... -m hallubench ...`), comments and environment assignments left out."""
+def invocations(command: str) -> list[tuple[list[str], list[str]]]:
+    """(what comes before `hallubench`, its arguments) of each hallubench invocation in one shell line
+    (`hallubench ...`, `python -m hallubench ...`, `accelerate launch ... -m hallubench ...`), comments left out."""
     lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
     lexer.whitespace_split = True
     lexer.commenters = "#"
-    words, invocations = [], []
+    words, found = [], []
     for token in [*lexer, ";"]:
         if token not in OPERATORS:
             words.append(token)
             continue
         if "hallubench" in words:
-            invocations.append(words[words.index("hallubench") + 1:])
+            at = words.index("hallubench")
+            found.append((words[:at], words[at + 1:]))
         words = []
-    return invocations
+    return found
+
+
+def hallubench_arguments(command: str) -> list[list[str]]:
+    """The argument lists of the hallubench invocations in one shell line (launchers and environment left out)."""
+    return [arguments for _before, arguments in invocations(command)]
 
 
 def parse_error(arguments: list[str], whole: bool = True) -> str | None:
@@ -125,7 +131,7 @@ def parse_error(arguments: list[str], whole: bool = True) -> str | None:
             args, unknown = parser.parse_known_args(arguments)
     except SystemExit as stop:
         message = said.getvalue().strip().splitlines()[-1:] or [""]
-        if stop.code == 0 or ((elided or not whole) and "arguments are required" in message[0]):
+        if stop.code == 0 or ((elided or not whole) and re.search(r"(arguments are|is) required", message[0])):
             return None
         if "invalid choice" in message[0] and any(a.startswith(("--include", "--include_path")) for a in arguments):
             return None

@@ -6,6 +6,7 @@ over the registries and the parsers, so a plug-in or subcommand added later is c
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import socket
@@ -31,11 +32,16 @@ def test_tasks_lists_every_registered_task_with_its_group_medium_and_scorer(caps
     assert main(["tasks"]) == 0
     listing = capsys.readouterr().out
     assert listing.startswith(f"{len(TASKS)} tasks in ")
-    for name in TASKS:  # every task, each on a row of its own with its group heading above
-        task = TASKS[name]
-        row = next(line for line in listing.splitlines() if line.split()[:1] == [name])
-        assert (task.metric or "crosscheck") in row
-        assert f"\n{task.benchmark}: " in listing
+    groups = listing.split("\n\n")
+    for name in TASKS:  # every task, each on a row of its own under its group's heading, which names the scorer
+        task = TASKS[name]                                     # when the group's tasks share it, else the row does
+        group = next(g for g in groups if g.startswith(f"{task.benchmark}: "))
+        lines = group.splitlines()
+        at = next(n for n, line in enumerate(lines) if line.split()[:1] == [name])
+        wrapped = itertools.takewhile(lambda line: line.startswith("    "), lines[at + 1:])  # its wrapped lines
+        row = " ".join([lines[at], *(line.strip() for line in wrapped)])
+        heading = lines[1]
+        assert (task.metric or "crosscheck") in (heading if "scored by" in heading else row)
     assert "verifier (skipped)" in listing and "judge (the model)" in listing  # SAC3's helper roles
     assert not any(mark in listing for mark in ESCAPES)
 
@@ -53,11 +59,46 @@ def test_a_task_registered_by_a_plug_in_is_listed_with_its_own_description(monke
     toy = dataclasses.replace(TASKS["pope"], name="toy_probe", benchmark="toy", description="a toy probe task")
     monkeypatch.setitem(TASKS._entries, "toy_probe", toy)
     assert main(["tasks"]) == 0
-    assert "\ntoy: a toy probe task" in capsys.readouterr().out
+    assert "\n  toy_probe  a toy probe task\n" in capsys.readouterr().out
     assert main(["tasks", "toy_probe", "--json"]) == 0
     [summary] = json.loads(capsys.readouterr().out)
+    assert summary.pop("benchmark_about").startswith("POPE")  # the module that defines it: pope's
     assert summary == {"name": "toy_probe", "group": "toy", "config": "coco", "description": "a toy probe task",
                        "medium": "image", "helpers": {}, "scored_by": "pope", "cross_checkable": False}
+
+
+def test_every_task_has_a_description_of_its_own():
+    from hallubench.benchmarks.catalog import catalog
+
+    summaries = [task for group in catalog().values() for task in group]
+    descriptions = [task.description for task in summaries]
+    assert len(set(descriptions)) == len(descriptions) == len(TASKS)
+    assert not {task.description for task in summaries} & {task.benchmark_about for task in summaries}
+
+
+@pytest.mark.parametrize("command", [["tasks"], ["tasks", "sac3", "mhalubench_official"], ["models"],
+                                     ["models", "hf", "openai", "search", "scene_text", "grounding_dino"],
+                                     ["models", "qwen2_5_omni", "Voxtral", "SmolVLM"]])
+def test_listings_and_details_fit_100_columns(command, capsys):
+    assert main(command) == 0
+    wide = [line for line in capsys.readouterr().out.splitlines() if len(line) > 100]
+    assert not wide, wide
+
+
+def test_models_names_checkpoints_pretrained_and_the_device_as_chosen_at_run_time(capsys):
+    assert main(["models"]) == 0
+    listed = capsys.readouterr().out
+    assert "hf      pretrained (required)," in listed and "openai  model (required)," in listed
+    assert " kind " not in listed and "name_or_path" not in listed  # no internal words
+    assert main(["models", "hf"]) == 0
+    detail = capsys.readouterr().out.splitlines()
+    assert next(line for line in detail if line.split()[:1] == ["device"]).split()[2] == "(run"
+    assert "else the accelerate process's device" in " ".join(line.strip() for line in detail)
+    assert main(["models", "qwen2_5_vl"]) == 0 and capsys.readouterr().out.startswith("Qwen2.5-VL (--model hf)")
+    assert main(["models", "qwen2_5_vll"]) == 2
+    err = capsys.readouterr().err
+    _one_line_error(err, "models")
+    assert "did you mean 'qwen2_5_vl'" in err
 
 
 def test_tasks_name_gives_the_detail_of_a_task_or_a_group(capsys):
@@ -180,9 +221,11 @@ def test_models_lists_tool_adapters_under_helper(capsys):
 
     assert main(["models"]) == 0
     listed = capsys.readouterr().out
+    adapters, tools = listed.split("\nAdapters: --model NAME --model-args")[1].split("\nTools a task step calls: "
+                                                                                    "--helper ROLE")
     for name in MODELS:
-        chat = f"--model {name} --model-args" in listed
-        assert chat == (model_role(name) == "chat") and chat != (f'--helper ROLE "adapter={name},' in listed)
+        section = adapters if model_role(name) == "chat" else tools
+        assert any(line.split()[:1] == [name] for line in section.splitlines()), (name, section)
 
 
 def test_run_help_offers_chat_models_as_model_and_says_how_to_reach_vllm():

@@ -298,8 +298,11 @@ def test_hallubench_models_lists_the_families_and_each_adapters_arguments(capsys
     table = capsys.readouterr().out
     for family in families():
         row = next(line for line in table.splitlines() if line.startswith(family.name + "  "))
-        assert (family.tiny or "untested") in row and ", ".join(family.model_types) in row
-    assert "REFUSED" in table and re.search(r"^use_audio_in_video +bool", table, re.M)
+        tested = "REFUSED" if family.unsupported else "tiny" if family.tiny else "untested"
+        assert f"  {tested}  " in row and ", ".join(family.model_types) in row
+    assert "REFUSED" in table
+    assert main(["models", "hf"]) == 0  # an adapter's keys with their types: its detail
+    assert re.search(r"^  use_audio_in_video +bool", capsys.readouterr().out, re.M)
 
 
 def test_a_processor_without_a_template_uses_its_tokenizers_else_is_refused(tiny_checkpoint, monkeypatch):

@@ -20,8 +20,12 @@ def test_specs_from_flags_share_model_args_and_name_by_last_component():
     specs = specs_from_flags("hf", ["Qwen/Qwen2-VL-2B-Instruct", "/ckpt/omni-7b/"], {"dtype": "bfloat16"})
     assert specs == [ModelSpec("Qwen2-VL-2B-Instruct", "hf", {"dtype": "bfloat16", "pretrained": "Qwen/Qwen2-VL-2B-Instruct"}),
                      ModelSpec("omni-7b", "hf", {"dtype": "bfloat16", "pretrained": "/ckpt/omni-7b/"})]
-    with pytest.raises(ConfigError, match="named twice: qwen2_5_omni"):
-        specs_from_flags("hf", ["/a/qwen2_5_omni", "/b/qwen2_5_omni"], {})
+    # the demo's checkpoints share their last folder: named by as many folders as tell them apart
+    demo = [f"runs/demo/models/seed{k}/qwen2_5_omni" for k in (1, 2)] + ["other/qwen2_5_omni/"]
+    assert [s.name for s in specs_from_flags("hf", demo, {})] == ["seed1-qwen2_5_omni", "seed2-qwen2_5_omni",
+                                                                   "other-qwen2_5_omni"]
+    with pytest.raises(ConfigError, match="named twice: qwen2_5_omni"):  # one checkpoint given twice
+        specs_from_flags("hf", ["/a/qwen2_5_omni", "/a/qwen2_5_omni/"], {})
 
 
 def test_specs_from_yaml_entries_override_defaults():

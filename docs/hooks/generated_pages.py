@@ -1,4 +1,9 @@
-"""MkDocs hook: the pages that are generated at build time, so they cannot drift from the code.
+"""The pages generated from the code, committed under docs/ so that their links work as plain markdown (GitHub,
+the Hub) as well as on the site; tests/test_docs.py fails when one differs from what this writes. Regenerate them
+all with
+
+    python docs/hooks/generated_pages.py
+
 
 - `reference/cli.md`: every command's `--help`, from the argparse parsers `hallubench.cli.main` builds;
 - `reference/tasks.md`: every task of the TASKS registry with its benchmark, metric and scoring;
@@ -8,6 +13,7 @@
 
 A benchmark or metric added next year gets its rows and page here without anyone listing it; a task whose
 benchmark has no page under docs/benchmarks/ is a broken link, which `mkdocs build --strict` fails on.
+As an MkDocs hook it orders the site's navigation.
 """
 from __future__ import annotations
 
@@ -16,20 +22,14 @@ import os
 import re
 from pathlib import Path
 
-from mkdocs.structure.files import File
-
 ROOT = Path(__file__).resolve().parents[2]
-HELP_WIDTH = "100"
+DOCS = ROOT / "docs"
+REGENERATE = "python docs/hooks/generated_pages.py"
+HELP_WIDTH = "100"  # argparse wraps --help to $COLUMNS: fixed, so the page does not depend on the terminal
 # The sections of the navigation in reading order (MkDocs sorts folders by name); a folder not named here goes last.
 SECTION_ORDER = ["Topics", "Benchmarks", "Methods", "Metrics", "Reference"]
 TOPIC_ORDER = ["install", "mini-data", "building", "harness", "models", "gpu-and-vllm", "publishing", "viewer",
-               "guarantees", "reproductions", "plugins"]  # argparse wraps --help to $COLUMNS: fixed, so the page does not depend on the terminal
-
-
-def on_files(files, config):
-    for path, content in generated_pages().items():
-        files.append(File.generated(config, path, content=content))
-    return files
+               "guarantees", "reproductions", "plugins"]
 
 
 def on_nav(nav, config, files):
@@ -45,11 +45,14 @@ def on_nav(nav, config, files):
 def generated_pages() -> dict[str, str]:
     from hallubench.registry import METRICS
 
-    pages = {"reference/cli.md": cli_reference(), "reference/tasks.md": task_reference(),
-             "reference/architecture.md": (ROOT / "ARCHITECTURE.md").read_text(encoding="utf-8")}
+    pages = {"reference/cli.md": (cli_reference(), "the command's parsers"),
+             "reference/tasks.md": (task_reference(), "the task registry"),
+             "reference/architecture.md": ((ROOT / "ARCHITECTURE.md").read_text(encoding="utf-8"), "ARCHITECTURE.md")}
     for name in sorted(METRICS):
-        pages[f"metrics/{name}.md"] = metric_page(METRICS[name].parent / "README.md")
-    return pages
+        card = METRICS[name].parent / "README.md"
+        pages[f"metrics/{name}.md"] = (metric_page(card), f"metrics/{name}/README.md")
+    return {path: f"<!-- Generated from {source} by `{REGENERATE}`: edit that, not this page. -->\n{text}"
+            for path, (text, source) in pages.items()}
 
 
 def metric_page(card) -> str:
@@ -58,15 +61,22 @@ def metric_page(card) -> str:
 
 
 def cli_reference() -> str:
-    os.environ["COLUMNS"] = HELP_WIDTH
     from hallubench.cli.main import build_parser
 
     parser = build_parser()
     lines = ["# Command line", "",
-             "Generated from the `hallubench` command's own parsers when the site is built. Every flag written",
+             f"Generated from the `hallubench` command's own parsers by `{REGENERATE}`. Every flag written",
              "`--dashed-flag` also answers to `--dashed_flag` (lm-evaluation-harness's spelling).", ""]
-    for path, sub in walk(parser, ["hallubench"]):
-        lines += [f"## `{' '.join(path)}`", "", "```text", sub.format_help().rstrip(), "```", ""]
+    columns = os.environ.get("COLUMNS")
+    os.environ["COLUMNS"] = HELP_WIDTH
+    try:
+        for path, sub in walk(parser, ["hallubench"]):
+            lines += [f"## `{' '.join(path)}`", "", "```text", sub.format_help().rstrip(), "```", ""]
+    finally:
+        if columns is None:
+            del os.environ["COLUMNS"]
+        else:
+            os.environ["COLUMNS"] = columns
     return "\n".join(lines)
 
 
@@ -82,7 +92,7 @@ def task_reference() -> str:
     from hallubench.registry import TASKS
 
     lines = ["# Tasks", "",
-             "Every task `hallubench run --tasks` takes, generated from the task registry when the site is built.", "",
+             f"Every task `hallubench run --tasks NAME` takes, generated from the task registry by `{REGENERATE}`.", "",
              "| task | benchmark | scored by | steps |", "|---|---|---|---|"]
     for name in sorted(TASKS):
         task = TASKS[name]
@@ -91,3 +101,19 @@ def task_reference() -> str:
         steps = len(task.program.steps) if task.program else 1
         lines.append(f"| `{name}` | [{task.benchmark}](../benchmarks/{task.benchmark}.md) | {scored} | {steps} |")
     return "\n".join(lines) + "\n"
+
+
+def write_pages() -> list[str]:
+    """Writes every generated page under docs/; returns the ones that changed."""
+    changed = []
+    for path, content in generated_pages().items():
+        target = DOCS / path
+        if not target.is_file() or target.read_text(encoding="utf-8") != content:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(content, encoding="utf-8")
+            changed.append(path)
+    return changed
+
+
+if __name__ == "__main__":
+    print("\n".join(f"wrote docs/{path}" for path in write_pages()) or "the generated pages are up to date")
