@@ -142,6 +142,8 @@ def why_not_run(shown: Shown, words: list[str], workdir: Path) -> str | None:
         return "uploads to the Hub"
     if "--serve" in words:
         return "serves until stopped"
+    if command == "reproduce" and "--list" not in words:
+        return "fetches the authors' released files, or reads the reader's --references folder"
     if re.search(r"\bcuda\b", text):
         return "needs a GPU"
     if command == "build" and (value(words, "--source") or "hub:").startswith("hub:"):
