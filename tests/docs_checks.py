@@ -162,11 +162,12 @@ def slug(heading: str) -> str:
 def anchors(path: Path) -> set[str]:
     text = path.read_text(encoding="utf-8")
     fenced = {n for _info, start, body, _c in code_blocks(text) for n in range(start, start + len(body) + 2)}
-    return {slug(m[1]) for n, line in enumerate(text.splitlines(), start=1)
-            if n not in fenced and (m := re.match(r"^#{1,6}\s+(.*?)\s*#*$", line))}
+    headings = {slug(m[1]) for n, line in enumerate(text.splitlines(), start=1)
+                if n not in fenced and (m := re.match(r"^#{1,6}\s+(.*?)\s*#*$", line))}
+    return headings | set(re.findall(r'<a id="([^"]+)"></a>', text))  # a generated table's row anchors
 
 
-HTML_WE_WRITE = {"br", "details", "summary", "sup", "sub", "kbd", "b", "i", "em", "strong", "p", "div", "span"}
+HTML_WE_WRITE = {"a", "br", "details", "summary", "sup", "sub", "kbd", "b", "i", "em", "strong", "p", "div", "span"}
 
 
 def placeholders_read_as_html(path: Path) -> list[str]:
