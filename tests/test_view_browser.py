@@ -197,8 +197,8 @@ def test_known_unsupported_sentence_is_coloured_unsupported(browser, tmp_path, m
 def pope_site(tmp_path_factory):
     """The site of two models' POPE run folders and a CMM run, without a ranking."""
     root = tmp_path_factory.mktemp("pope-view")
-    runs = [write_pope_run(root / "a", "org/model-a", 0.8125, 0.05),
-            write_pope_run(root / "b", "/ckpt/local/model-b", 0.5, 0.1, mini=True, unreadable=True),
+    runs = [write_pope_run(root / "a", "org/model-a", 0.8125),
+            write_pope_run(root / "b", "/ckpt/local/model-b", 0.5, mini=True, unreadable=True),
             write_cmm_run(root / "cmm")]
     assert main(["view", *map(str, runs), "--out", str(root / "site")]) == 0
     return root / "site"
