@@ -17,7 +17,7 @@ from view_support import HOSTILE_NAME, write_cmm_run, write_pope_run
 @pytest.fixture
 def board(tmp_path):
     runs = [write_pope_run(tmp_path / "a", "org/model-a", 0.8125),
-            write_pope_run(tmp_path / "b", "/ckpt/local/model-b", 0.5, mini=True, unreadable=True),
+            write_pope_run(tmp_path / "b", "/ckpt/local/model-b", 0.5, mini=True, unreadable=12),
             write_pope_run(tmp_path / "c", HOSTILE_NAME, 0.25),
             write_pope_run(tmp_path / "d", "https://evil.example/x", 0.125),
             write_cmm_run(tmp_path / "cmm")]

@@ -16,8 +16,10 @@ HOSTILE = "</script><img src=x onerror=alert(1)> sings."
 HOSTILE_NAME = "dog</script><b>"
 
 
-def write_run(folder: Path, answer: str, samples: list[str], data_dir: Path, video: str, mini: bool = True) -> Path:
-    """A finished run folder of TASK with items q1 and q2 (results.json says it read `data_dir`)."""
+def write_run(folder: Path, answer: str, samples: list[str], data_dir: Path, video: str, mini: bool = True,
+              served: str | None = None) -> Path:
+    """A finished run folder of TASK with items q1 and q2 (results.json says it read `data_dir`); `served`: the model
+    name an OpenAI-compatible server answered as (`--model openai --model-args model=NAME`)."""
     folder.mkdir(parents=True)
     media = {"video": {"path": video, "timestamps": [0.5, 1.5], "indices": [4, 12]},
              "audio": {"path": video, "start": 0.0, "end": 2.0, "muted": False}}
@@ -27,7 +29,8 @@ def write_run(folder: Path, answer: str, samples: list[str], data_dir: Path, vid
     (folder / "samples.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
     results = Results(tasks={TASK: TaskResult(task=TASK, benchmark="avhallubench", metric=None, scored_by="crosscheck",
                                               n_total=2, n_selected=2, n_scored=2, unreadable_share=0.0)},
-                      model=ModelInfo(name="hf"), run=RunInfo(options={"data_dir": str(data_dir)},
+                      model=ModelInfo(name="openai", args={"model": served}) if served else ModelInfo(name="hf"),
+                      run=RunInfo(options={"data_dir": str(data_dir)},
                                                               mini_data=[TASK] if mini else [],
                                                               records_digest=scored_digests(records, {})))
     (folder / "results.json").write_text(json.dumps(results.to_dict()))
@@ -64,6 +67,20 @@ def hand_ranking(root: Path, data_dir: Path, mini: bool = True) -> tuple[Path, l
     return out, runs
 
 
+def served_ranking(root: Path, data_dir: Path) -> tuple[Path, list[Path]]:
+    """(ranking folder, run folders): three runs that one server answered as `model=x` (three checkpoints behind
+    one served name), ranked as tiny_model_1..3, and a fourth, unranked POPE run served as `model=x` too."""
+    video = sorted((data_dir / "avhallubench" / "videos").glob("*.mp4"))[0].relative_to(data_dir / "avhallubench")
+    answers = [RED, "A red square moves to the left. A dog barks.", f"{UNSUPPORTED} A tone beeps."]
+    runs = [write_run(root / "runs" / f"run{k}", answer, [RED, "A red square slides left."], data_dir, str(video),
+                      served="x") for k, answer in enumerate(answers, start=1)]
+    out = root / "ranking"
+    argv = ["rank", *(f"tiny_model_{k}={run}" for k, run in enumerate(runs, start=1)), "--output-dir", str(out),
+            "--cache", str(root / "judgments.sqlite"), "--weighting", "uniform"]
+    assert main(argv) == 0
+    return out, runs + [write_pope_run(root / "runs" / "pope", "x", 0.75, served=True)]
+
+
 def write_cmm_run(folder: Path, verdicts: bool = True) -> Path:
     """A finished cmm run folder (mini data, --limit 5 of 8) with five samples: right, wrong, unreadable, failed,
     and p5, whose strict parser's reading ("yes") equals the reference while the headline's rule (mode=official:
@@ -74,7 +91,7 @@ def write_cmm_run(folder: Path, verdicts: bool = True) -> Path:
                 "parsed": "yes", "reference": "yes", "error": None},
                {"key": "2", "task": "cmm", "id": "p2", "prompt": "Is there a cat?", "outputs": ["No"], "parsed": "no",
                 "reference": "yes", "error": None},
-               {"key": "3", "task": "cmm", "id": "p3", "prompt": "Is there a cow?", "outputs": ["I cannot tell"],
+               {"key": "3", "task": "cmm", "id": "p3", "prompt": "Is there a cow?", "outputs": ["I cannot tell\x07\x1b[2J"],
                 "parsed": None, "reference": "no", "error": None},
                {"key": "4", "task": "cmm", "id": "p4", "prompt": "Is there a fox?", "outputs": [], "parsed": None,
                 "reference": "no", "error": {"type": "generation", "message": "scripted failure"}},
@@ -98,21 +115,20 @@ def write_cmm_run(folder: Path, verdicts: bool = True) -> Path:
     return folder
 
 
-def write_pope_run(folder: Path, model: str, accuracy: float, mini: bool = False, unreadable: bool = False,
+def write_pope_run(folder: Path, model: str, accuracy: float, mini: bool = False, unreadable: int = 0,
                    served: bool = False) -> Path:
     """A finished pope run folder of `model` (`pretrained`, or `model` of an API adapter where `served`), scored by
-    the harness's own scoring (so `hallubench verify` agrees): 16 answers, `accuracy` of them right; where
-    `unreadable`, 12 of them unreadable and `accuracy` of the other 4 right."""
+    the harness's own scoring (so `hallubench verify` agrees): 16 answers, `unreadable` of them unreadable and
+    `accuracy` of the others right."""
     from hallubench.benchmarks import get_task
     from hallubench.harness.scoring import score_task
 
     folder.mkdir(parents=True)
-    unread = 12 if unreadable else 0
-    right = round(accuracy * (16 - unread))
+    right = round(accuracy * (16 - unreadable))
     records = []
     for k in range(16):
         reference = "yes" if k % 2 else "no"
-        answer = "maybe" if k < unread else reference if k - unread < right else ("no" if reference == "yes" else "yes")
+        answer = "maybe" if k < unreadable else reference if k - unreadable < right else ("no" if reference == "yes" else "yes")
         records.append({"key": f"{folder.name}-{k}", "task": "pope", "id": f"coco-{k:02d}", "generation": {},
                         "prompt": "Is there a cat in the image?", "outputs": [answer.capitalize()],
                         "parsed": None if answer == "maybe" else answer, "reference": reference, "error": None})

@@ -51,11 +51,12 @@ def citations(hallubench_version: str, year: int) -> list[dict[str, str]]:
                         for key, title, authors, year_, what in PAPERS]
 
 
-def about_context(folders: Sequence[Path], out: Path, command: str | None = None) -> dict[str, Any]:
-    """Version, date (UTC), the command that made the site (`hallubench view FOLDER... --output-dir OUT` unless
-    given) and the citations."""
+def about_context(folders: Sequence[Path], out: Path, options: Sequence[str] = (), command: str | None = None
+                  ) -> dict[str, Any]:
+    """Version, date (UTC), the command that made the site (`hallubench view FOLDER... --output-dir OUT` and its
+    other `options`, unless given) and the citations."""
     now = datetime.now(timezone.utc)
-    made = command or command_line(["view", *map(str, folders), "--output-dir", str(out)])
+    made = command or command_line(["view", *map(str, folders), "--output-dir", str(out), *options])
     release = package_version()
     return {"version": release, "date": now.strftime("%Y-%m-%d %H:%M UTC"), "command": made,
             "citations": citations(release, now.year)}

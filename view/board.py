@@ -9,7 +9,7 @@ from typing import Any, Sequence
 
 from hallubench.harness.uncertainty import STDERR
 from hallubench.view.names import SiteModel
-from hallubench.view.status import MINI_MARK, RunStatus
+from hallubench.view.status import MINI_MARK, RunStatus, nothing_scored
 
 Z95 = 1.96  # a normal 95 % interval from a standard error
 CROSSCHECK = "CrossCheck"
@@ -32,8 +32,11 @@ def _task_columns(states: Sequence[RunStatus]) -> list[dict[str, Any]]:
 
 
 def _cell(model: SiteModel, column: dict[str, Any]) -> dict[str, Any] | None:
+    """The model's score in `column`, or its reason where the run scored no answer (no number then: "–")."""
     for href, _, state in model.runs:
         task = state.results.tasks.get(column["task"]) if state.results else None
+        if task is not None and nothing_scored(task):
+            return {"nothing": nothing_scored(task), "href": href, "marks": state.marks(column["task"])}
         value = task.metrics.get(column["metric"]) if task else None
         if isinstance(value, (int, float)):
             stderr = task.metrics.get(column["metric"] + STDERR)

@@ -37,6 +37,9 @@ def _grid_rows(grid: dict[str, Any]) -> tuple[list[str], list[dict[str, Any]]]:
             name = f"{column['task']}/{column['metric']}"
             if cell is None:
                 continue
+            if cell.get("nothing"):  # no answer scored: no number, the reason instead
+                out[f"{name}/marks"] = cell["nothing"]
+                continue
             low, high = cell["ci"] if cell.get("ci") else (
                 (cell["value"] - cell["half"], cell["value"] + cell["half"]) if cell["half"] is not None else (None, None))
             out.update({name: cell["value"], f"{name}/ci_low": low, f"{name}/ci_high": high,

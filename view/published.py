@@ -63,7 +63,7 @@ def _ours(state: RunStatus, ours: dict[str, Any] | None) -> dict[str, Any] | Non
         return None
     group = ours.get("group")
     result = task.groups.get(str(group)) if group is not None else task
-    value = result.metrics.get(ours["metric"]) if result is not None else None
+    value = result.metrics.get(ours["metric"]) if result is not None and result.n_scored else None
     if not isinstance(value, (int, float)):
         return None
     scale, stderr = ours.get("scale", 1), result.metrics.get(ours["metric"] + STDERR)

@@ -210,7 +210,10 @@ def build_site(ranking_dir: Path | None, run_dirs: Sequence[Path] = (), out: Pat
 
         ref = load_reference(Path(reference), reference_higher_is_better)
     folders = ([Path(ranking_dir)] if ranking_dir is not None else []) + [Path(d) for d in run_dirs]
-    about = about_context(folders, Path(out), command)
+    options = [*(["--reference", str(reference)] if reference else []),
+               *(["--reference-higher-is-better"] if reference and reference_higher_is_better else []),
+               *(["--data-dir", str(data_dir)] if data_dir else [])]
+    about = about_context(folders, Path(out), options, command)
     final = _site_folder(Path(out))
     with replace_folder(final) as out:  # built beside, then swapped in whole: a failure leaves the old site
         (out / MARKER).write_text("written by `hallubench view`; the next `hallubench view --output-dir` here replaces it\n")
