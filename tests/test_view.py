@@ -55,7 +55,7 @@ def test_leaderboard_page_matches_leaderboard_csv(ranked):
         assert f"[{float(row['ci_low']):.4f}, {float(row['ci_high']):.4f}]" in section
     assert "MINI DATA" in page and "embedding:sentence-transformers/all-MiniLM-L6-v2" in page
     assert "η weights" in page and "refcheck_system_spearman" in page
-    assert re.search(r'<td class="model" data-sort="a" title="a · run folder [^"]*/runs/a"><a href="runs/0.html">a</a></td>', page)  # its run page
+    assert re.search(r'<td class="model" data-sort="a" title="a · hf · run folder [^"]*/runs/a"><a href="runs/0.html">a</a></td>', page)  # its run page
     assert re.search(r'<details class="sign-test"><summary>p = ', page)  # reachable by tap and keyboard
     assert page.count('<span class="axis"') == page.count('<table class="leaderboard')  # one labelled axis each
 
