@@ -139,6 +139,7 @@ def test_run_page_shows_the_terminal_table_status_and_each_samples_verdict(tmp_p
     assert "✘ wrong" in p5[:p5.index("</tr>")] and "✔" not in p5[:p5.index("</tr>")]  # parser says yes = reference
     assert page.count("✔ correct") == 1 and page.count("✘ wrong") == 2 and "matches" not in page
     assert "only wrong, unreadable or failed (4)" in page and "strict parser's reading" in page
+    assert "\x07" not in page and "\x1b" not in page and "I cannot tell\\x07\\x1b[2J" in page  # seen, not sent raw
 
 
 def test_the_verdict_not_the_strict_parser_says_what_is_unreadable(tmp_path):
@@ -263,3 +264,25 @@ def test_reference_adds_rank_correlations_to_each_board(ranked, tmp_path):
     index = build_site(ranking, [], tmp_path / "site", reference=reference)
     page = html.unescape(index.read_text())
     assert re.search(r"viewer_reference_system_spearman</code>: 1\.000 \(n = 4\)", page)  # the same order
+
+
+def test_view_flags_a_folder_whose_verdicts_were_edited(tmp_path, capsys):
+    """`view` re-aggregates verdicts as `verify` does: an edited verdict (manifest and digest left as they were) gets
+    the site written with the folder flagged, a line on stderr naming it, and exit status 1; an honest folder 0."""
+    honest = write_cmm_run(tmp_path / "honest")
+    assert main(["view", str(honest), "--out", str(tmp_path / "ok")]) == 0
+    assert "banner-verify" not in (tmp_path / "ok" / "runs" / "0.html").read_text()
+    capsys.readouterr()
+    run = write_cmm_run(tmp_path / "run")
+    results = json.loads((run / "results.json").read_text())
+    results["tasks"]["cmm"]["verdicts"]["p2"] = {"verdict": "correct", "reading": "yes"}
+    (run / "results.json").write_text(json.dumps(results))
+    assert main(["view", str(honest), str(run), "--out", str(tmp_path / "site")]) == 1
+    out, err = capsys.readouterr()
+    assert "site written" in out and len(err.strip().splitlines()) == 1
+    assert f"{run}: results.json differs from its per-answer verdicts in cmm" in err and str(honest) + ":" not in err
+    assert f"hallubench run --from-outputs {run}" in err
+    index = (tmp_path / "site" / "index.html").read_text()
+    assert index.count("≠ verdicts</span>") == 3  # the legend and the flagged folder's two cells (pa, hr)
+    assert "VERDICTS DIFFER" in (tmp_path / "site" / "runs" / "1.html").read_text()
+    assert "VERDICTS DIFFER" not in (tmp_path / "site" / "runs" / "0.html").read_text()
