@@ -99,7 +99,7 @@ def verify_folder(run: RunFolder) -> tuple[dict[str, list[str]], str | None]:
 
     try:
         checks = verify_run(run.folder)
-    except HallubenchError as err:
+    except (HallubenchError, ValueError) as err:  # e.g. a task not installed here, a sample id repeated
         return {}, str(err)
     return {check.task: check.differences for check in checks if check.differences}, None
 
