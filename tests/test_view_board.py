@@ -64,6 +64,8 @@ def test_links_resolve_and_only_a_hub_id_links_to_the_hub(board):
             if href.startswith("https://"):
                 continue
             assert (page_path.parent / html.unescape(href)).resolve().is_file(), (page_path, href)
+    anchors = set(re.findall(r'id="([^"]+)"', page))
+    assert {a for a in re.findall(r'href="index.html#([^"]+)"', page)} <= anchors  # no dead anchor (no ranking here)
     hub = re.findall(r'href="(https://[^"]*)"', page)
     assert hub == ["https://huggingface.co/org/model-a", "https://huggingface.co/org/model"]  # not the URL, path, name
     assert "dog</script>" not in page and "<b>" not in page and "dog&lt;/script&gt;&lt;b&gt;" in page

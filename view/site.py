@@ -218,6 +218,7 @@ def build_site(ranking_dir: Path | None, run_dirs: Sequence[Path] = (), out: Pat
     with replace_folder(final) as out:  # built beside, then swapped in whole: a failure leaves the old site
         (out / MARKER).write_text("written by `hallubench view`; the next `hallubench view --output-dir` here replaces it\n")
         env, copy = environment(), MediaCopier(out)
+        env.globals["has_ranking"] = ranking is not None  # the nav links only to sections the site has
         run_pages = [(f"runs/{k}.html", run) for k, run in enumerate(given)]
         read = [(path, run, run_status(run)) for path, run in run_pages]
         runs = _runs_of_ranking(ranking, given) if ranking is not None else {}
