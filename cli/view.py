@@ -5,18 +5,24 @@
     hallubench view runs/cc/ranking runs/cc/runs/* -o site --serve
     hallubench view runs/* -o site --push-to-hub you/leaderboard
 
-index.html holds the models x benchmarks board of the run folders (one row per model, one column per task score
-with its 95 % interval and MINI/SUBSET/⚠ marks, each cell linking to its run page), the papers' published tables
-beside them (rows marked "published (paper, table)"), and a CrossCheck leaderboard per board of the ranking (rank,
-CrossCheck score with its 95 % interval on one axis, the sign test against the next model, SelfCheck and RefCheck,
-sortable columns, eta weights, judge and version, rank correlations); each item has a page with every model's
-sentences coloured by their CrossCheck score beside the item's media and human reference; each run folder gets a
-page with the terminal's results table, its data status (MINI DATA, SUBSET, unreadable, partial) and every sample
-with the verdict it was scored with. The site is plain HTML, CSS and JavaScript: no server, no network.
+index.html opens on the ranking: a tab per board (rank, CrossCheck score with its 95 % interval on one axis, the
+sign test against the next model, SelfCheck and RefCheck, sortable columns, eta weights, judge, rank correlations),
+then the models x benchmarks grid (one row per model, named as the boards name it; columns grouped by task with the
+headline score shown and the others a click away; each value with its 95 % interval and MINI/SUBSET/⚠ marks), and
+an About section (hallubench version, date, this command, how to cite). Every board and the grid download as CSV
+and JSON; the papers' published tables are on published.html. Each item has a page with every model's sentences
+coloured by their CrossCheck score beside the item's media and human reference; each run folder gets a page with
+the terminal's results table, its data status (MINI DATA, SUBSET, unreadable, partial) and every sample with the
+verdict it was scored with. The site is plain HTML, CSS and JavaScript: no server, no network.
+
+Each run folder's verdicts are re-aggregated as `hallubench verify` does. A folder whose results.json differs gets
+a VERDICTS DIFFER banner on its pages and a mark on its cells; the site is still written, the error names the
+folder and the exit status is 1 (a site flagging such a folder is never pushed with --push-to-hub).
 """
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from hallubench.cli.flags import add_output_argument, reads_folders
@@ -47,6 +53,7 @@ def register(subparsers: argparse._SubParsersAction, summary: str) -> None:
 def handle(args: argparse.Namespace) -> int:
     from contextlib import ExitStack
 
+    from hallubench.errors import VerdictMismatchError
     from hallubench.harness.run_state import holding_run_folders
     from hallubench.ranking.report import reading_ranking
     from hallubench.view.site import build_site, is_mini, split_folders
@@ -60,9 +67,17 @@ def handle(args: argparse.Namespace) -> int:
         if ranking_dir is not None:
             held.enter_context(reading_ranking(ranking_dir, purpose))
         held.enter_context(holding_run_folders(run_dirs, purpose))
-        index = build_site(ranking_dir, run_dirs, args.output_dir, reference=args.reference,
-                           reference_higher_is_better=args.reference_higher_is_better, data_dir=args.data_dir)
+        try:
+            index, flagged = build_site(ranking_dir, run_dirs, args.output_dir, reference=args.reference,
+                                        reference_higher_is_better=args.reference_higher_is_better,
+                                        data_dir=args.data_dir), None
+        except VerdictMismatchError as err:  # written, its pages flag the folders: said, never pushed
+            index, flagged = Path(args.output_dir) / "index.html", err
         print(f"site written: open {index.resolve()}")
+        if flagged is not None and (args.push_to_hub or args.serve):
+            print(f"hallubench view: {flagged}", file=sys.stderr)
+            if args.push_to_hub:
+                raise flagged
         if args.push_to_hub:
             url, commit = push_site(args.output_dir, args.push_to_hub, mini=is_mini(ranking_dir, run_dirs),
                                     allow_mini_data=args.allow_mini_data, token=args.token,
@@ -72,4 +87,6 @@ def handle(args: argparse.Namespace) -> int:
         from hallubench.view.serve import serve
 
         serve(args.output_dir, args.port)
+    if flagged is not None:
+        raise flagged
     return 0

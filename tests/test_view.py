@@ -48,14 +48,14 @@ def test_leaderboard_page_matches_leaderboard_csv(ranked):
     ranking, _, site = ranked
     page = (site / "index.html").read_text()
     rows = [r for r in csv.DictReader(open(ranking / "leaderboard.csv")) if r["board"] == TASK]
-    section = page[page.index(f"<h3>{TASK}</h3>"):]
+    section = page[page.index('<section class="board" id="board-0"'):]
     shown = re.findall(r'<tr data-model="([^"]*)">', section)[:len(rows)]
     assert [html.unescape(m) for m in shown] == [r["model"] for r in rows]
     for row in rows:
         assert f"[{float(row['ci_low']):.4f}, {float(row['ci_high']):.4f}]" in section
     assert "MINI DATA" in page and "embedding:sentence-transformers/all-MiniLM-L6-v2" in page
     assert "η weights" in page and "refcheck_system_spearman" in page
-    assert re.search(r'<td class="model" data-sort="a"><a href="runs/0.html">a</a></td>', page)  # its run page
+    assert re.search(r'<td class="model" data-sort="a" title="a · hf · run folder [^"]*/runs/a"><a href="runs/0.html">a</a></td>', page)  # its run page
     assert re.search(r'<details class="sign-test"><summary>p = ', page)  # reachable by tap and keyboard
     assert page.count('<span class="axis"') == page.count('<table class="leaderboard')  # one labelled axis each
 
@@ -65,14 +65,15 @@ def test_the_models_by_benchmarks_board_carries_the_rankings_crosscheck_columns(
     page = (site / "index.html").read_text()
     matrix = page[page.index('<table class="matrix'):]
     matrix = matrix[:matrix.index("</table>")]
-    assert re.findall(r'data-task="([^"]*)"><button>[^<]*<span class="metric-name">([^<]*)</span> ↓', matrix) == \
-        [(TASK, "CrossCheck")]
+    assert re.findall(r'<th class="group-head"[^>]*>([^<]*)</th>', matrix) == ["CrossCheck"]
+    assert re.findall(r'data-task="([^"]*)" data-group="0"><button><span class="metric-name">([^<]*)</span> ↓', matrix) \
+        == [(TASK, TASK)]
     rows = {html.unescape(m): cells for m, cells in re.findall(r'<tr data-model="([^"]*)" class="ours">(.*?)</tr>',
                                                                matrix, re.S)}
-    assert set(rows) == {"hf", "b", "c", HOSTILE_NAME}  # a joined the row of its given run folder (model hf)
-    assert 'href="runs/0.html">run a</a>' in rows["hf"]
+    assert set(rows) == {"a", "b", "c", HOSTILE_NAME}  # named as the board names them; a holds its given run folder
+    assert 'href="runs/0.html">run a</a>' in rows["a"]
     for row in csv.DictReader(open(ranking / "leaderboard.csv")):
-        cells = rows["hf" if row["model"] == "a" else row["model"]]
+        cells = rows[row["model"]]
         assert f'<span class="value">{float(row["crosscheck"]):.3f}</span>' in cells and 'href="#board-0"' in cells
         assert f'[{float(row["ci_low"]):.3f}, {float(row["ci_high"]):.3f}]' in cells and "MINI" in cells
 
@@ -125,7 +126,7 @@ def test_run_page_shows_the_terminal_table_status_and_each_samples_verdict(tmp_p
         assert notice and notice in page  # the terminal's words, from its functions
     assert "<title>org/model · cmm · hallubench</title>" in page and "Run run" not in page
     rows = re.findall(r'<tr class="group[^"]*" data-group="([^"]*)">\s*<td>[^<]*</td><td>(\d+)</td><td>(\d+)</td>'
-                      r'<td class="unparsed">([^<]*)</td>', page)
+                      r'<td class="unreadable">([^<]*)</td>', page)
     assert rows == [("all", "5", "3", "1 (25%) ⚠"), ("visual-language", "5", "3", "1 (25%) ⚠")]
     assert "0.3333 ± 0.2500" in page and "0.0000 ± 0.1250" in page
     assert re.search(r'<table class="nested" data-metric="per_class">.*<th scope="row">yes</th><td>0.5000</td><td>3</td>',
@@ -138,19 +139,27 @@ def test_run_page_shows_the_terminal_table_status_and_each_samples_verdict(tmp_p
     assert "✘ wrong" in p5[:p5.index("</tr>")] and "✔" not in p5[:p5.index("</tr>")]  # parser says yes = reference
     assert page.count("✔ correct") == 1 and page.count("✘ wrong") == 2 and "matches" not in page
     assert "only wrong, unreadable or failed (4)" in page and "strict parser's reading" in page
+    assert "\x07" not in page and "\x1b" not in page and "I cannot tell\\x07\\x1b[2J" in page  # seen, not sent raw
 
 
 def test_the_verdict_not_the_strict_parser_says_what_is_unreadable(tmp_path):
-    """p3's output was unreadable to the strict parser, but the headline's rule read it and counted it correct: the
-    row is neither tinted nor filtered as unreadable."""
+    """p3's output was unreadable to the strict parser, but results.json says the headline's rule read it and counted
+    it correct: the row is neither tinted nor filtered as unreadable. The metric gives p3 no such verdict, so the
+    folder fails `verify`: the page says so above and at the verdict, and the build says so as an error."""
+    from hallubench.errors import VerdictMismatchError
+
     run = write_cmm_run(tmp_path / "run")
     results = json.loads((run / "results.json").read_text())
     results["tasks"]["cmm"]["verdicts"]["p3"] = {"verdict": "correct", "reading": "no"}
     (run / "results.json").write_text(json.dumps(results))
-    page = (build_site(None, [run], tmp_path / "site").parent / "runs" / "0.html").read_text()
+    with pytest.raises(VerdictMismatchError, match=r"site written .*run: results.json differs .* in cmm"):
+        build_site(None, [run], tmp_path / "site")
+    page = (tmp_path / "site" / "runs" / "0.html").read_text()
     assert 'class="sample status-ok verdict-correct" data-task="cmm" data-status="ok" data-verdict="correct">\n' \
            '<td data-label="task / id"><code>cmm</code><br>p3' in page
     assert "only wrong, unreadable or failed (3)" in page and "<strong>unreadable</strong>" in page  # the parser's
+    assert 'class="banner banner-verify"' in page and "VERDICTS DIFFER" in page and "p3: correct (&#39;no&#39;)" in page
+    assert page.count("results.json claims:") == 5  # every verdict of the task, not only the edited one
 
 
 def test_a_run_without_verdicts_shows_no_mark(tmp_path):
@@ -158,6 +167,7 @@ def test_a_run_without_verdicts_shows_no_mark(tmp_path):
     page = (build_site(None, [run], tmp_path / "site").parent / "runs" / "0.html").read_text()
     assert "✔" not in page and "✘" not in page and "no answer is marked right or wrong" in page
     assert page.count('data-verdict=""') == 5
+    assert 'class="banner banner-unverified"' in page and "written before answers had verdicts" in page
 
 
 def test_an_unfinished_or_mixed_run_folder_is_refused(tmp_path, capsys):
@@ -254,3 +264,25 @@ def test_reference_adds_rank_correlations_to_each_board(ranked, tmp_path):
     index = build_site(ranking, [], tmp_path / "site", reference=reference)
     page = html.unescape(index.read_text())
     assert re.search(r"viewer_reference_system_spearman</code>: 1\.000 \(n = 4\)", page)  # the same order
+
+
+def test_view_flags_a_folder_whose_verdicts_were_edited(tmp_path, capsys):
+    """`view` re-aggregates verdicts as `verify` does: an edited verdict (manifest and digest left as they were) gets
+    the site written with the folder flagged, a line on stderr naming it, and exit status 1; an honest folder 0."""
+    honest = write_cmm_run(tmp_path / "honest")
+    assert main(["view", str(honest), "--out", str(tmp_path / "ok")]) == 0
+    assert "banner-verify" not in (tmp_path / "ok" / "runs" / "0.html").read_text()
+    capsys.readouterr()
+    run = write_cmm_run(tmp_path / "run")
+    results = json.loads((run / "results.json").read_text())
+    results["tasks"]["cmm"]["verdicts"]["p2"] = {"verdict": "correct", "reading": "yes"}
+    (run / "results.json").write_text(json.dumps(results))
+    assert main(["view", str(honest), str(run), "--out", str(tmp_path / "site")]) == 1
+    out, err = capsys.readouterr()
+    assert "site written" in out and len(err.strip().splitlines()) == 1
+    assert f"{run}: results.json differs from its per-answer verdicts in cmm" in err and str(honest) + ":" not in err
+    assert f"hallubench run --from-outputs {run}" in err
+    index = (tmp_path / "site" / "index.html").read_text()
+    assert index.count("≠ verdicts</span>") == 3  # the legend and the flagged folder's two cells (pa, hr)
+    assert "VERDICTS DIFFER" in (tmp_path / "site" / "runs" / "1.html").read_text()
+    assert "VERDICTS DIFFER" not in (tmp_path / "site" / "runs" / "0.html").read_text()

@@ -16,10 +16,10 @@ from view_support import HOSTILE_NAME, write_cmm_run, write_pope_run
 
 @pytest.fixture
 def board(tmp_path):
-    runs = [write_pope_run(tmp_path / "a", "org/model-a", 0.8125, 0.05),
-            write_pope_run(tmp_path / "b", "/ckpt/local/model-b", 0.5, 0.1, mini=True, unreadable=True),
-            write_pope_run(tmp_path / "c", HOSTILE_NAME, 0.25, 0.0),
-            write_pope_run(tmp_path / "d", "https://evil.example/x", 0.125, 0.0),
+    runs = [write_pope_run(tmp_path / "a", "org/model-a", 0.8125),
+            write_pope_run(tmp_path / "b", "/ckpt/local/model-b", 0.5, mini=True, unreadable=12),
+            write_pope_run(tmp_path / "c", HOSTILE_NAME, 0.25),
+            write_pope_run(tmp_path / "d", "https://evil.example/x", 0.125),
             write_cmm_run(tmp_path / "cmm")]
     site = tmp_path / "site"
     assert main(["view", *map(str, runs), "--out", str(site)]) == 0
@@ -33,14 +33,19 @@ def _matrix(page: str) -> str:
 def test_one_row_per_model_one_column_per_score_with_its_interval(board):
     runs, site, page = board
     matrix = _matrix(page)
-    heads = re.findall(r'<th data-type="number" data-task="([^"]*)"><button>[^<]*<span class="metric-name">([^<]*)', matrix)
-    assert heads == [("cmm", "hr"), ("cmm", "pa"), ("pope", "accuracy"), ("pope", "f1")]  # yes_ratio has no direction
+    heads = re.findall(r'<th data-type="number" data-col="\d+" data-task="([^"]*)" data-group="\d"( class="extra" hidden)?>'
+                       r'<button><span class="metric-name">([^<]*)', matrix)
+    # grouped by task, each headline (the metric's first declared score) shown, the rest one click away; yes_ratio
+    # has no direction
+    assert heads == [("cmm", "", "pa"), ("cmm", " class=\"extra\" hidden", "hr"), ("pope", "", "accuracy"),
+                     ("pope", " class=\"extra\" hidden", "precision"), ("pope", " class=\"extra\" hidden", "recall"),
+                     ("pope", " class=\"extra\" hidden", "f1")]
+    assert re.findall(r'<th class="group-head"[^>]*>(\w+) <button[^>]*>\+ (\d) more', matrix) == [("cmm", "1"), ("pope", "3")]
     rows = re.findall(r'<tr data-model="([^"]*)" class="ours">(.*?)</tr>', matrix, re.S)
-    assert [html.unescape(m) for m, _ in rows] == ["org/model-a", "local/model-b", HOSTILE_NAME, "https://evil.example/x",
-                                                   "org/model"]
+    assert [html.unescape(m) for m, _ in rows] == ["org/model-a", "model-b", HOSTILE_NAME, "x", "org/model"]
     for (_, cells), run in zip(rows, runs[:4]):
         metrics = json.loads((run / "results.json").read_text())["tasks"]["pope"]["metrics"]
-        accuracy = re.findall(r'<td class="cell" data-sort="([^"]*)"[^>]*>(.*?)</td>', cells, re.S)[2]
+        accuracy = re.findall(r'<td class="cell[^"]*" data-group="\d"[^>]*data-sort="([^"]*)"[^>]*>(.*?)</td>', cells, re.S)[2]
         assert float(accuracy[0]) == metrics["accuracy"]
         assert f"{metrics['accuracy']:.3f}</span></a> <span class=\"ci-text\">± {1.96 * metrics['accuracy_stderr']:.3f}" \
             in accuracy[1]
@@ -53,29 +58,31 @@ def test_one_row_per_model_one_column_per_score_with_its_interval(board):
 
 def test_links_resolve_and_only_a_hub_id_links_to_the_hub(board):
     _, site, page = board
-    for page_path in [site / "index.html", *sorted((site / "runs").glob("*.html"))]:
+    for page_path in [site / "index.html", site / "published.html", *sorted((site / "runs").glob("*.html"))]:
         text = page_path.read_text()
         for href in re.findall(r'href="([^"#]+)', text):
             if href.startswith("https://"):
                 continue
             assert (page_path.parent / html.unescape(href)).resolve().is_file(), (page_path, href)
+    anchors = set(re.findall(r'id="([^"]+)"', page))
+    assert {a for a in re.findall(r'href="index.html#([^"]+)"', page)} <= anchors  # no dead anchor (no ranking here)
     hub = re.findall(r'href="(https://[^"]*)"', page)
     assert hub == ["https://huggingface.co/org/model-a", "https://huggingface.co/org/model"]  # not the URL, path, name
     assert "dog</script>" not in page and "<b>" not in page and "dog&lt;/script&gt;&lt;b&gt;" in page
 
 
-def test_published_rows_are_marked_and_apart_from_computed_columns(board):
-    _, _, page = board
-    matrix = _matrix(page)
-    assert "published" not in matrix and 'class="published-row"' not in matrix
-    cmm = page[page.index('id="published-cmm_table2"'):]
+def test_published_tables_have_their_own_page_with_source_and_unit_once(board):
+    _, site, page = board
+    assert 'class="published-row"' not in page and 'href="published.html"' in page  # linked, not on the index
+    published = (site / "published.html").read_text()
+    cmm = published[published.index('id="published-cmm_table2"'):]
     cmm = cmm[:cmm.index("</section>")]
-    assert "published (Leng et al. 2024, Table 2(a))" in cmm and "Comparable to ours?" in cmm
-    assert cmm.count('class="published-row"') == 6
+    assert "Leng et al. 2024, Table 2(a)" in cmm and cmm.count("Comparable to ours?") == 1 and cmm.count("Unit:") == 1
+    assert cmm.count('class="published-row"') == 6 and "mark-published" not in cmm  # no badge per row
     ours = re.search(r'<tr data-model="org/model" class="ours">(.*?)</tr>', cmm, re.S).group(1)
     values = re.findall(r'<span class="value">([^<]*)</span>', ours)
     assert values[-2:] == ["33.3", "0.0"]  # our overall pa and hr on the paper's percent scale
-    assert "this site's run" in ours and "MINI" in ours
+    assert "this site" in ours and "MINI" in ours
 
 
 def test_every_published_file_names_its_source_and_has_a_value_per_column():
@@ -128,7 +135,8 @@ def test_leaderboard_tables_are_the_authors_files(shared_data, name, source):
 def test_the_authors_leaderboard_renders_whole(board, shared_data):
     """The CrossCheckGPT authors' models x benchmarks table (POPE, CHAIR, UniHD, SelfCheckGPT, CrossCheck for nine
     models) is carried by the page: every model, column and value of their file."""
-    _, _, page = board
+    _, site, _ = board
+    page = (site / "published.html").read_text()
     rows = list(csv.reader(open(shared_data / "leaderboard" / "img2img-hallucination.csv", encoding="utf-8")))
     section = page[page.index('id="published-mhalubench_leaderboard"'):]
     section = html.unescape(section[:section.index("</section>")])
@@ -145,7 +153,7 @@ def test_the_authors_leaderboard_renders_whole(board, shared_data):
 def test_a_board_of_mini_runs_is_pushed_only_when_allowed(tmp_path, monkeypatch, capsys):
     from hub_server import StandInHub
 
-    runs = [write_pope_run(tmp_path / "a", "org/a", 0.5, 0.1, mini=True), write_pope_run(tmp_path / "b", "org/b", 0.5, 0.1)]
+    runs = [write_pope_run(tmp_path / "a", "org/a", 0.5, mini=True), write_pope_run(tmp_path / "b", "org/b", 0.5)]
     monkeypatch.setenv("HF_TOKEN", "hf_StandInToken")
     hub = StandInHub({})
     monkeypatch.setenv("HF_ENDPOINT", hub.url)

@@ -16,8 +16,10 @@ HOSTILE = "</script><img src=x onerror=alert(1)> sings."
 HOSTILE_NAME = "dog</script><b>"
 
 
-def write_run(folder: Path, answer: str, samples: list[str], data_dir: Path, video: str, mini: bool = True) -> Path:
-    """A finished run folder of TASK with items q1 and q2 (results.json says it read `data_dir`)."""
+def write_run(folder: Path, answer: str, samples: list[str], data_dir: Path, video: str, mini: bool = True,
+              served: str | None = None) -> Path:
+    """A finished run folder of TASK with items q1 and q2 (results.json says it read `data_dir`); `served`: the model
+    name an OpenAI-compatible server answered as (`--model openai --model-args model=NAME`)."""
     folder.mkdir(parents=True)
     media = {"video": {"path": video, "timestamps": [0.5, 1.5], "indices": [4, 12]},
              "audio": {"path": video, "start": 0.0, "end": 2.0, "muted": False}}
@@ -26,8 +28,9 @@ def write_run(folder: Path, answer: str, samples: list[str], data_dir: Path, vid
                 "media": media, "parsed": answer, "error": None} for item in ("q1", "q2")]
     (folder / "samples.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
     results = Results(tasks={TASK: TaskResult(task=TASK, benchmark="avhallubench", metric=None, scored_by="crosscheck",
-                                              n_total=2, n_selected=2, n_scored=2)},
-                      model=ModelInfo(name="hf"), run=RunInfo(options={"data_dir": str(data_dir)},
+                                              n_total=2, n_selected=2, n_scored=2, unreadable_share=0.0)},
+                      model=ModelInfo(name="openai", args={"model": served}) if served else ModelInfo(name="hf"),
+                      run=RunInfo(options={"data_dir": str(data_dir)},
                                                               mini_data=[TASK] if mini else [],
                                                               records_digest=scored_digests(records, {})))
     (folder / "results.json").write_text(json.dumps(results.to_dict()))
@@ -35,12 +38,13 @@ def write_run(folder: Path, answer: str, samples: list[str], data_dir: Path, vid
 
 
 def results_json(folder: Path, tasks: dict[str, TaskResult], verdicts: dict[str, dict] | None = None,
-                 model: str = "org/model", mini: list[str] = (), limit: int | None = None) -> dict:
+                 model: str = "org/model", mini: list[str] = (), limit: int | None = None, served: bool = False) -> dict:
     """Write a results.json of the harness's schema into `folder`, beside its samples.jsonl (whose digest it records);
     `verdicts`: task -> the per-sample verdicts scoring adds (the shape of the shared verdict contract), put beside
     the task's other fields."""
     records = [json.loads(line) for line in (folder / "samples.jsonl").read_text().splitlines()]
-    results = Results(tasks=tasks, model=ModelInfo(name="hf", args={"pretrained": model}),
+    adapter = ModelInfo(name="openai", args={"model": model}) if served else ModelInfo(name="hf", args={"pretrained": model})
+    results = Results(tasks=tasks, model=adapter,
                       run=RunInfo(options={"limit": limit}, mini_data=list(mini),
                                   records_digest=scored_digests(records, {}))).to_dict()
     for name, given in (verdicts or {}).items():
@@ -63,6 +67,20 @@ def hand_ranking(root: Path, data_dir: Path, mini: bool = True) -> tuple[Path, l
     return out, runs
 
 
+def served_ranking(root: Path, data_dir: Path) -> tuple[Path, list[Path]]:
+    """(ranking folder, run folders): three runs that one server answered as `model=x` (three checkpoints behind
+    one served name), ranked as tiny_model_1..3, and a fourth, unranked POPE run served as `model=x` too."""
+    video = sorted((data_dir / "avhallubench" / "videos").glob("*.mp4"))[0].relative_to(data_dir / "avhallubench")
+    answers = [RED, "A red square moves to the left. A dog barks.", f"{UNSUPPORTED} A tone beeps."]
+    runs = [write_run(root / "runs" / f"run{k}", answer, [RED, "A red square slides left."], data_dir, str(video),
+                      served="x") for k, answer in enumerate(answers, start=1)]
+    out = root / "ranking"
+    argv = ["rank", *(f"tiny_model_{k}={run}" for k, run in enumerate(runs, start=1)), "--output-dir", str(out),
+            "--cache", str(root / "judgments.sqlite"), "--weighting", "uniform"]
+    assert main(argv) == 0
+    return out, runs + [write_pope_run(root / "runs" / "pope", "x", 0.75, served=True)]
+
+
 def write_cmm_run(folder: Path, verdicts: bool = True) -> Path:
     """A finished cmm run folder (mini data, --limit 5 of 8) with five samples: right, wrong, unreadable, failed,
     and p5, whose strict parser's reading ("yes") equals the reference while the headline's rule (mode=official:
@@ -73,7 +91,7 @@ def write_cmm_run(folder: Path, verdicts: bool = True) -> Path:
                 "parsed": "yes", "reference": "yes", "error": None},
                {"key": "2", "task": "cmm", "id": "p2", "prompt": "Is there a cat?", "outputs": ["No"], "parsed": "no",
                 "reference": "yes", "error": None},
-               {"key": "3", "task": "cmm", "id": "p3", "prompt": "Is there a cow?", "outputs": ["I cannot tell"],
+               {"key": "3", "task": "cmm", "id": "p3", "prompt": "Is there a cow?", "outputs": ["I cannot tell\x07\x1b[2J"],
                 "parsed": None, "reference": "no", "error": None},
                {"key": "4", "task": "cmm", "id": "p4", "prompt": "Is there a fox?", "outputs": [], "parsed": None,
                 "reference": "no", "error": {"type": "generation", "message": "scripted failure"}},
@@ -90,23 +108,31 @@ def write_cmm_run(folder: Path, verdicts: bool = True) -> Path:
     given = {"cmm": {"p1": {"verdict": "correct", "reading": "yes"}, "p2": {"verdict": "wrong", "reading": "no"},
                      "p3": {"verdict": "unreadable", "reading": None}, "p4": {"verdict": "error", "reading": None},
                      "p5": {"verdict": "wrong", "reading": "no"}}}
-    results_json(folder, {"cmm": task}, given if verdicts else None, mini=["cmm"], limit=5)
+    results = results_json(folder, {"cmm": task}, given if verdicts else None, mini=["cmm"], limit=5)
+    if not verdicts:  # as scored before answers had verdicts: schema version 1
+        results["version"] = 1
+        (folder / "results.json").write_text(json.dumps(results))
     return folder
 
 
-def write_pope_run(folder: Path, model: str, accuracy: float, stderr: float, mini: bool = False,
-                   unreadable: bool = False) -> Path:
-    """A finished pope run folder of `model` with two samples, its accuracy and f1 with standard errors."""
+def write_pope_run(folder: Path, model: str, accuracy: float, mini: bool = False, unreadable: int = 0,
+                   served: bool = False) -> Path:
+    """A finished pope run folder of `model` (`pretrained`, or `model` of an API adapter where `served`), scored by
+    the harness's own scoring (so `hallubench verify` agrees): 16 answers, `unreadable` of them unreadable and
+    `accuracy` of the others right."""
+    from hallubench.benchmarks import get_task
+    from hallubench.harness.scoring import score_task
+
     folder.mkdir(parents=True)
-    records = [{"key": f"{folder.name}-{k}", "task": "pope", "id": f"coco-{k}", "prompt": "Is there a cat in the image?",
-                "outputs": ["Yes"], "parsed": "yes", "reference": "yes", "error": None} for k in (1, 2)]
+    right = round(accuracy * (16 - unreadable))
+    records = []
+    for k in range(16):
+        reference = "yes" if k % 2 else "no"
+        answer = "maybe" if k < unreadable else reference if k - unreadable < right else ("no" if reference == "yes" else "yes")
+        records.append({"key": f"{folder.name}-{k}", "task": "pope", "id": f"coco-{k:02d}", "generation": {},
+                        "prompt": "Is there a cat in the image?", "outputs": [answer.capitalize()],
+                        "parsed": None if answer == "maybe" else answer, "reference": reference, "error": None})
     (folder / "samples.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
-    task = TaskResult(task="pope", benchmark="pope", metric="pope", n_total=2, n_selected=2, n_scored=2,
-                      n_unreadable=2 if unreadable else 0, unreadable_share=1.0 if unreadable else 0.0,
-                      mostly_unreadable=unreadable,
-                      metrics={"accuracy": accuracy, "accuracy_stderr": stderr, "f1": accuracy / 2, "f1_stderr": stderr,
-                               "yes_ratio": 1.0, "yes_ratio_stderr": 0.0},
-                      higher_is_better={"accuracy": True, "f1": True, "yes_ratio": None})
-    results_json(folder, {"pope": task}, {"pope": {r["id"]: {"verdict": "correct", "reading": "yes"} for r in records}},
-                 model=model, mini=["pope"] if mini else [])
+    task = score_task(get_task("pope"), records, 16)
+    results_json(folder, {"pope": task}, model=model, mini=["pope"] if mini else [], served=served)
     return folder

@@ -5,9 +5,9 @@ from math import ceil, floor
 from statistics import fmean
 from typing import Any
 
-from hallubench.publish.eval_results import hub_model_id
+from hallubench.view.names import SiteModel
 from hallubench.view.sources import RankingFolder, RunFolder
-from hallubench.view.status import group_rows, ranking_banners, run_status
+from hallubench.view.status import RunStatus, group_rows, ranking_banners
 
 # CrossCheck sentence scores (0: every evidence model's passages support the sentence, 1: none do) in four bands;
 # the colours (blue to orange, told apart with colour-blindness too) come with a border style, so colour is not
@@ -64,6 +64,7 @@ def _board_rows(board: dict[str, Any], sentences: dict[str, dict[str, list]], sc
             "refcheck": (board.get("refcheck") or {}).get(model),
             "sentences": sum(map(len, per_item.values())), "documents": len(per_item),
             "href": (links.get(model) or {}).get("href"), "hub_id": (links.get(model) or {}).get("hub_id"),
+            "full": (links.get(model) or {}).get("full") or model,
         })
     return rows
 
@@ -180,9 +181,10 @@ def _media_used(media: dict[str, Any] | None) -> list[str]:
     return out
 
 
-def _sample(record: dict[str, Any], verdicts: dict[str, Any] | None) -> dict[str, Any]:
+def _sample(record: dict[str, Any], verdicts: dict[str, Any] | None, unverified: bool) -> dict[str, Any]:
     """One sample's row. `verdicts`: its task's per-sample verdicts from results.json (harness/scoring.py), None
-    where the results carry none (no mark is shown then: the strict parser's reading is no verdict)."""
+    where the results carry none (no mark is shown then: the strict parser's reading is no verdict); `unverified`:
+    they fail `verify`, so each is shown as what results.json claims."""
     error = record.get("error")
     outputs = record.get("outputs") or []
     judged = (verdicts or {}).get(str(record["id"]))
@@ -194,22 +196,7 @@ def _sample(record: dict[str, Any], verdicts: dict[str, Any] | None) -> dict[str
     return {"task": record["task"], "id": str(record["id"]), "prompt": record.get("prompt") or "",
             "media": _media_used(record.get("media")), "output": outputs[0] if outputs else "",
             "error": error, "parsed": record.get("parsed"), "reference": record.get("reference"), "status": status,
-            "verdict": verdict, "reading": judged.get("reading")}
-
-
-def model_label(results: dict[str, Any]) -> str | None:
-    """What names the model of a run: its checkpoint or API model (`pretrained`, `model`), else its adapter."""
-    model = results.get("model") or {}
-    args = model.get("args") or {}
-    named = args.get("pretrained") or args.get("model")
-    return str(named) if named else model.get("name")
-
-
-def short_label(label: str) -> str:
-    """A model label as a row shows it: a Hub id or API name whole, a local checkpoint by its last two folders."""
-    if not label.startswith(("/", ".", "~")):
-        return label
-    return "/".join(label.rstrip("/").split("/")[-2:])
+            "verdict": verdict, "reading": judged.get("reading"), "unverified": unverified}
 
 
 def table_of(value: Any) -> dict[str, Any] | None:
@@ -221,10 +208,10 @@ def table_of(value: Any) -> dict[str, Any] | None:
     return {"columns": columns, "rows": [(label, [scores.get(c) for c in columns]) for label, scores in value.items()]}
 
 
-def run_context(run: RunFolder) -> dict[str, Any]:
+def run_context(run: RunFolder, state: RunStatus, model: SiteModel) -> dict[str, Any]:
     """The run's status banners, per task the terminal's table (whole task and each group, counts, unreadable share
-    with its flag, metrics with standard errors) and nested scores as tables, then every sample with its verdict."""
-    state = run_status(run)
+    with its flag, metrics with standard errors, "–" and why where nothing was scored) and nested scores as tables,
+    then every sample with its verdict (marked unverified where results.json fails `verify`)."""
     raw_tasks = (run.results.get("tasks") or {}) if run.results else {}
     summaries = []
     for name, result in sorted(state.results.tasks.items() if state.results else ()):
@@ -234,12 +221,11 @@ def run_context(run: RunFolder) -> dict[str, Any]:
                        and v is not None],
             "marks": state.marks(name)})
     verdicts = {name: task.get("verdicts") for name, task in raw_tasks.items() if "verdicts" in task}
-    samples = [_sample(record, verdicts.get(record["task"])) for record in run.records]
+    samples = [_sample(record, verdicts.get(record["task"]), record["task"] in state.differing)
+               for record in run.records]
     tasks = sorted({s["task"] for s in samples})
-    model = model_label(run.results) if run.results else None
-    label = short_label(model or run.folder.name)
-    return {"title": f"{label} · {', '.join(tasks) or 'no samples'}", "label": label,
-            "run": run.folder.name, "model": model, "hub_id": hub_model_id(state.results) if state.results else None,
+    return {"title": f"{model.name} · {', '.join(tasks) or 'no samples'}", "label": model.name, "full": model.full,
+            "run": run.folder.name, "folder": str(run.folder), "model": model.recorded, "hub_id": model.hub_id,
             "banners": state.banners, "summaries": summaries, "samples": samples, "tasks": tasks,
             "has_verdicts": any(verdicts.get(t) for t in tasks),
             "flagged": sum(s["status"] != "ok" or s["verdict"] == "wrong" for s in samples)}

@@ -1,28 +1,35 @@
 """`build_site`: a ranking folder (and run folders) -> a static site that works opened from disk.
 
-index.html holds one leaderboard per board; items/<board>/<n>.html one page per (board, item) with each model's
-sentences coloured by CrossCheck score; runs/<n>.html one page per run folder with every sample. File names are
-numbers, never the ids or names a ranking or run holds (those are data: escaped text, never part of a path).
-Media are copied into media/ from the dataset folder the runs read, so the site can be moved or pushed whole.
+index.html opens on the ranking (a tab per board), then the models x benchmarks grid and an About section (version,
+date, command, citations); published.html holds the papers' tables; items/<board>/<n>.html one page per (board,
+item) with each model's sentences coloured by CrossCheck score; runs/<n>.html one page per run folder with every
+sample; data/ every board and the grid as CSV and JSON. File names are numbers, never the ids or names a ranking or
+run holds (those are data: escaped text, never part of a path; their control characters shown as escapes). Media
+are copied into media/ from the dataset folder the runs read, so the site can be moved or pushed whole.
 """
 from __future__ import annotations
 
 import hashlib
 import os
 import shutil
+import unicodedata
 from pathlib import Path
 from typing import Iterable, Sequence
 
 import jinja2
+import markupsafe
 
-from hallubench.errors import ConfigError, RunFolderNotFoundError
+from hallubench.errors import ConfigError, RunFolderNotFoundError, VerdictMismatchError
 from hallubench.harness import store
+from hallubench.harness.command import rescore_hint
 from hallubench.harness.atomic import replace_folder
-from hallubench.publish.eval_results import hub_model_id
+from hallubench.view.about import about_context
 from hallubench.view.board import board_context, ranking_columns
+from hallubench.view.downloads import write_downloads
+from hallubench.view.names import SiteModel, name_models, page_names
 from hallubench.view.pages import (BINS, document_context, leaderboard_context, run_context, search_entries,
                                    score_bin)
-from hallubench.view.published import published_tables
+from hallubench.view.published import published_context, published_tables
 from hallubench.view.sources import (CROSSCHECK_JSON, RankingFolder, RunFolder, media_file, read_ranking, read_run_folder,
                                      task_dataset_folder)
 from hallubench.view.status import run_status
@@ -35,9 +42,22 @@ MEDIA_SUFFIXES = {".mp4": "video", ".webm": "video", ".mkv": "video", ".mov": "v
                   ".png": "image", ".jpg": "image", ".jpeg": "image", ".gif": "image", ".webp": "image"}
 
 
+def visible(text: str) -> str:
+    """`text` with its control characters (a bell, an escape, a NUL from a model's output) written as escapes
+    (\\x07), so they are seen rather than put raw into the page; newlines and tabs stay."""
+    return "".join(ascii(char)[1:-1] if unicodedata.category(char) == "Cc" and char not in "\n\t" else char
+                   for char in text)
+
+
+def _shown(value: object) -> object:
+    """Every value a template prints: plain text with its control characters made visible (markup the templates
+    made, such as `tojson`, is left alone: JSON escapes them itself)."""
+    return visible(value) if isinstance(value, str) and not isinstance(value, markupsafe.Markup) else value
+
+
 def environment() -> jinja2.Environment:
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(HERE / "templates"), autoescape=True,
-                             undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+                             undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True, finalize=_shown)
     env.filters["num"] = lambda value, digits=3: "–" if value is None else f"{value:.{digits}f}"
     env.filters["pval"] = lambda value: "–" if value is None else f"{value:.3g}"
     env.globals.update(bins=BINS, score_bin=score_bin)
@@ -150,15 +170,18 @@ def split_folders(paths: Sequence[Path]) -> tuple[Path | None, list[Path]]:
     return (rankings[0] if rankings else None), runs
 
 
-def _ranking_links(ranking: RankingFolder, run_pages: Sequence[tuple[str, RunFolder]]) -> dict[str, dict]:
-    """Model of the ranking -> the page of its run folder (when that folder was given) and its Hub id."""
-    pages = {run.folder.resolve(): (path, run) for path, run in run_pages}
-    out = {}
-    for model, run in _runs_of_ranking(ranking, [run for _, run in run_pages]).items():
-        path, given = pages.get(run.folder.resolve(), (None, run))
-        state = run_status(given)
-        out[model] = {"href": path, "hub_id": hub_model_id(state.results) if state.results else None}
-    return out
+def _ranked_pages(ranking: RankingFolder, runs: dict[str, RunFolder], run_pages: Sequence[tuple[str, RunFolder]]
+                  ) -> dict[str, str | None]:
+    """Each model of the ranking (best of its first board first) -> the page of its run folder when given."""
+    pages = {run.folder.resolve(): path for path, run in run_pages}
+    models = dict.fromkeys(model for board in ranking.data["boards"].values() for model in board["ranking"])
+    return {model: pages.get(runs[model].folder.resolve()) if model in runs else None for model in models}
+
+
+def _links(models: Sequence[SiteModel]) -> dict[str, dict[str, str | None]]:
+    """Ranked model -> its run page, Hub id and tooltip, for its board rows."""
+    return {m.name: {"href": m.runs[0][0] if m.runs else None, "hub_id": m.hub_id, "full": m.full}
+            for m in models if m.ranked}
 
 
 def _write_assets(out: Path, search: list[dict[str, str]]) -> None:
@@ -171,11 +194,12 @@ def _write_assets(out: Path, search: list[dict[str, str]]) -> None:
 
 def build_site(ranking_dir: Path | None, run_dirs: Sequence[Path] = (), out: Path = Path("site"), *,
                reference: Path | None = None, reference_higher_is_better: bool = False,
-               data_dir: Path | None = None) -> Path:
+               data_dir: Path | None = None, command: str | None = None) -> Path:
     """Write the site of `ranking_dir` (None: run folders alone) and a page for each of `run_dirs` into `out`; the
-    path of its index.html. The index holds the models x benchmarks board of the run folders (with the papers'
-    published tables) and the ranking's CrossCheck boards. `reference` (a `--reference` file of `hallubench rank`)
-    adds rank correlations with it; `data_dir` is where the runs' datasets are when not where the runs recorded."""
+    path of its index.html. The index opens on the ranking's CrossCheck boards, then the models x benchmarks grid
+    and the About section. `reference` (a `--reference` file of `hallubench rank`) adds rank correlations with it;
+    `data_dir` is where the runs' datasets are when not where the runs recorded; `command` what the About section
+    names as the command that made the site (default: `hallubench view` of these folders)."""
     if ranking_dir is None and not run_dirs:
         raise ConfigError("hallubench view: give a ranking folder, run folders, or both")
     ranking = read_ranking(Path(ranking_dir)) if ranking_dir is not None else None
@@ -185,16 +209,24 @@ def build_site(ranking_dir: Path | None, run_dirs: Sequence[Path] = (), out: Pat
         from hallubench.ranking.correlate import load_reference
 
         ref = load_reference(Path(reference), reference_higher_is_better)
+    folders = ([Path(ranking_dir)] if ranking_dir is not None else []) + [Path(d) for d in run_dirs]
+    options = [*(["--reference", str(reference)] if reference else []),
+               *(["--reference-higher-is-better"] if reference and reference_higher_is_better else []),
+               *(["--data-dir", str(data_dir)] if data_dir else [])]
+    about = about_context(folders, Path(out), options, command)
     final = _site_folder(Path(out))
     with replace_folder(final) as out:  # built beside, then swapped in whole: a failure leaves the old site
         (out / MARKER).write_text("written by `hallubench view`; the next `hallubench view --output-dir` here replaces it\n")
         env, copy = environment(), MediaCopier(out)
+        env.globals["has_ranking"] = ranking is not None  # the nav links only to sections the site has
         run_pages = [(f"runs/{k}.html", run) for k, run in enumerate(given)]
-        context = {"title": "hallubench leaderboard", "boards": [], "banners": []}
+        read = [(path, run, run_status(run)) for path, run in run_pages]
+        runs = _runs_of_ranking(ranking, given) if ranking is not None else {}
+        models = name_models(read, _ranked_pages(ranking, runs, run_pages) if ranking is not None else {})
+        context = {"title": "hallubench leaderboard", "boards": [], "banners": [], "about": about}
         search: list[dict[str, str]] = []
-        ranked, links = [], {}
+        ranked = []
         if ranking is not None:
-            runs = _runs_of_ranking(ranking, given)
             tasks = {record["task"] for run in runs.values() for record in run.records}
             boards = list(ranking.data["boards"])
             items = {name: _media_of(runs, _board_task(name, tasks), data_dir, copy) for name in boards}
@@ -205,15 +237,32 @@ def build_site(ranking_dir: Path | None, run_dirs: Sequence[Path] = (), out: Pat
                 folder.mkdir(parents=True, exist_ok=True)
                 for item in document_context(ranking, name, b, items[name]):
                     (folder / f"{item['number']}.html").write_text(page.render(root="../../", **item), encoding="utf-8")
-            links, ranked = _ranking_links(ranking, run_pages), ranking_columns(ranking.data)
-            context.update(leaderboard_context(ranking, ref, links), title="CrossCheck leaderboard")
+            ranked = ranking_columns(ranking.data)
+            context.update(leaderboard_context(ranking, ref, _links(models)), title="CrossCheck leaderboard")
         _write_assets(out, search)
         if run_pages:
             (out / "runs").mkdir(exist_ok=True)
-            page = env.get_template("run.html")
-            for path, run in run_pages:
-                (out / path).write_text(page.render(root="../", **run_context(run)), encoding="utf-8")
-        matrix = board_context(run_pages, published_tables(), ranked, links) if run_pages or ranked else None
+            page, owners = env.get_template("run.html"), page_names(models)
+            for path, run, state in read:
+                (out / path).write_text(page.render(root="../", **run_context(run, state, owners[path])),
+                                        encoding="utf-8")
+        grid = board_context(models, ranked) if run_pages or ranked else None
+        downloads = write_downloads(out, context["boards"], grid, about)
+        published = published_context(published_tables(), models)
+        (out / "published.html").write_text(env.get_template("published.html").render(
+            root="", title="The papers' published tables", tables=published, about=about, boards=context["boards"],
+            grid=grid, banners=[]), encoding="utf-8")
         index = out / "index.html"
-        index.write_text(env.get_template("leaderboard.html").render(root="", matrix=matrix, **context), encoding="utf-8")
+        index.write_text(env.get_template("leaderboard.html").render(root="", matrix=grid, downloads=downloads,
+                                                                     **context), encoding="utf-8")
+    flagged = unverified(models)
+    if flagged:  # the site is written, its pages flag the folders; the caller still learns it, as from `verify`
+        raise VerdictMismatchError(f"site written ({final / index.name}), but " + "; ".join(flagged))
     return final / index.name
+
+
+def unverified(models: Sequence[SiteModel]) -> list[str]:
+    """One line per run folder whose results.json is not what its verdicts re-aggregate to (view/status.py)."""
+    return [f"{run.folder}: results.json differs from its per-answer verdicts in {', '.join(sorted(state.differing))}; "
+            f"its pages carry a VERDICTS DIFFER banner (re-score it with {rescore_hint(run.folder)})" for model in models for _, run, state in model.runs
+            if state.differing]

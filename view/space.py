@@ -20,10 +20,10 @@ def space_card(title: str, mini: bool) -> str:
     mark = ("\n**MINI DATA**: these results were made on the embedded synthetic mini benchmarks; they check the pipeline "
             "and measure nothing about the models.\n") if mini else ""
     return ("---\n" + yaml.safe_dump(meta, sort_keys=False, allow_unicode=True) + "---\n\n"
-            f"# {title}\n\nMade with hallubench: a models x benchmarks board of the runs (each score with its 95 % "
-            "interval and the data's marks), the papers' published results beside them, and for a CrossCheck ranking "
-            "a leaderboard per board with intervals and sign tests and every model's sentences coloured by their "
-            f"CrossCheck score, next to the item's media and human reference.\n{mark}")
+            f"# {title}\n\nMade with hallubench: a CrossCheck leaderboard per board of the ranking (intervals, sign "
+            "tests, CSV and JSON downloads), a models x benchmarks grid of the runs (each score with its 95 % interval "
+            "and the data's marks), the papers' published tables on a page of their own, and every model's sentences "
+            f"coloured by their CrossCheck score next to the item's media and human reference.\n{mark}")
 
 
 def push_site(site: Path, space_id: str, *, mini: bool, allow_mini_data: bool = False, token: str | None = None,

@@ -1,12 +1,16 @@
 """What a run's data is worth, said on every page that shows it: MINI DATA, SUBSET (--limit), mostly unreadable,
-left out without media, partial (samples missing from the folder). The words and thresholds are the terminal
-table's (harness/report.py): this module calls its functions, so the site cannot drift from it."""
+left out without media, partial (samples missing from the folder), and whether its per-answer verdicts
+re-aggregate to its results.json (`hallubench verify`'s check, harness/verify.py: a folder whose results.json was
+edited gets a VERDICTS DIFFER banner, never a quiet "✔ correct"). The words and thresholds are the terminal table's
+(harness/report.py): this module calls its functions, so the site cannot drift from it."""
 from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from hallubench.errors import HallubenchError
+from hallubench.harness.command import rescore_hint
 from hallubench.harness.report import FLAG, mini_notice, subset_notice, unreadable_cell, unreadable_notice
 from hallubench.harness.results_schema import GroupResult, Results, TaskResult
 from hallubench.view.sources import RunFolder
@@ -27,6 +31,7 @@ class RunStatus:
     results: Results | None
     banners: list[Banner] = field(default_factory=list)
     held: Counter = field(default_factory=Counter)  # task -> records in the run folder
+    differing: dict[str, list[str]] = field(default_factory=dict)  # task -> how results.json differs from verdicts
 
     def marks(self, task: str) -> list[dict[str, str]]:
         """The short marks of one task's score (a cell of the models x benchmarks board), each with its reason."""
@@ -45,6 +50,9 @@ class RunStatus:
         if result.n_without_media:
             out.append({"kind": "media", "text": "no media",
                         "title": f"{result.n_without_media} samples left out without media"})
+        if task in self.differing:
+            out.append({"kind": "verify", "text": "≠ verdicts",
+                        "title": "results.json differs from its per-answer verdicts: " + "; ".join(self.differing[task])})
         if self.held[task] < result.n_selected:
             out.append({"kind": "partial", "text": "partial",
                         "title": f"{self.held[task]} of {result.n_selected} samples in the run folder"})
@@ -72,7 +80,28 @@ def run_status(run: RunFolder) -> RunStatus:
                for name, task in sorted(results.tasks.items()) if held[name] < task.n_selected]
     if missing:
         banners.append(Banner("partial", "PARTIAL: " + "; ".join(missing) + " (the scores are of what is there)."))
-    return RunStatus(results, banners, held)
+    differing, unchecked = verify_folder(run)
+    if differing:
+        said = "; ".join(f"{task}: {'; '.join(found)}" for task, found in sorted(differing.items()))
+        banners.insert(0, Banner("verify", f"VERDICTS DIFFER: {run.folder}/results.json is not what its per-answer "
+                                           f"verdicts re-aggregate to (`hallubench verify`): {said}. Its scores and "
+                                           f"verdicts here are not to be trusted; re-score it with "
+                                           f"{rescore_hint(run.folder)}."))
+    elif unchecked:
+        banners.append(Banner("unverified", f"Not verified: {unchecked}"))
+    return RunStatus(results, banners, held, differing)
+
+
+def verify_folder(run: RunFolder) -> tuple[dict[str, list[str]], str | None]:
+    """(task -> what differs, for each task whose results.json is not what its verdicts re-aggregate to; why the
+    folder could not be checked, or None), by `hallubench verify`'s own check."""
+    from hallubench.harness.verify import verify_run  # loads the metrics (a second): only for a finished run
+
+    try:
+        checks = verify_run(run.folder)
+    except (HallubenchError, ValueError) as err:  # e.g. a task not installed here, a sample id repeated
+        return {}, str(err)
+    return {check.task: check.differences for check in checks if check.differences}, None
 
 
 def group_rows(name: str, task: TaskResult) -> list[dict[str, Any]]:
@@ -80,9 +109,20 @@ def group_rows(name: str, task: TaskResult) -> list[dict[str, Any]]:
     def row(group: str, result: GroupResult) -> dict[str, Any]:
         return {"group": group, "n": result.n_selected, "scored": result.n_scored, "unreadable": unreadable_cell(result),
                 "mostly_unreadable": result.mostly_unreadable, "errors": result.n_errors,
-                "without_media": result.n_without_media, "metrics": result.metrics}
+                "without_media": result.n_without_media, "metrics": result.metrics,
+                "nothing_scored": nothing_scored(result)}
 
     return [row("all", task)] + [row(group, result) for group, result in task.groups.items()]
+
+
+def nothing_scored(result: GroupResult) -> str | None:
+    """Why no answer of `result` was scored ("3 unreadable, 1 error"), or None when some were: a metric over no
+    answer is no number, so the page shows "–" and this instead of a 0."""
+    if result.n_scored > 0:
+        return None
+    why = [f"{n} {word}" for n, word in ((result.n_unreadable, "unreadable"), (result.n_errors, "failed"),
+                                         (result.n_without_media, "without media")) if n]
+    return "nothing scored: " + (", ".join(why) if why else "no samples") + f" of {result.n_selected}"
 
 
 def ranking_banners(data: dict[str, Any]) -> list[Banner]:

@@ -19,12 +19,14 @@
     });
   }
 
-  // Sortable columns: click a header; numbers sort as numbers, empty cells last.
+  // Sortable columns: click a header; numbers sort as numbers, empty cells last. A header under a group heading
+  // names its body column (data-col).
   document.querySelectorAll("table.sortable").forEach(function (table) {
-    var heads = table.querySelectorAll("thead th");
-    heads.forEach(function (th, column) {
+    var heads = table.querySelectorAll("thead th:not(.group-head)");
+    heads.forEach(function (th, index) {
       var button = th.querySelector("button");
       if (!button) return;
+      var column = th.hasAttribute("data-col") ? parseInt(th.getAttribute("data-col"), 10) : index;
       button.addEventListener("click", function () {
         var ascending = th.getAttribute("aria-sort") !== "ascending";
         heads.forEach(function (h) { h.removeAttribute("aria-sort"); });
@@ -42,6 +44,68 @@
       });
     });
   });
+
+  // The grid: a group shows its headline score; "+ more" shows (and hides) the group's other scores.
+  function openGroup(table, group, open) {
+    table.querySelectorAll('.extra[data-group="' + group + '"]').forEach(function (cell) { cell.hidden = !open; });
+    var head = table.querySelector('.group-head[data-group="' + group + '"]');
+    head.colSpan = parseInt(head.getAttribute(open ? "data-all" : "data-shown"), 10);
+    var more = head.querySelector("button.more");
+    if (more) {
+      more.setAttribute("aria-expanded", open ? "true" : "false");
+      more.textContent = open ? "− fewer" : "+ " + (head.getAttribute("data-all") - head.getAttribute("data-shown")) + " more";
+    }
+  }
+  document.querySelectorAll("table.matrix").forEach(function (table) {
+    table.querySelectorAll("button.more").forEach(function (more) {
+      more.addEventListener("click", function () {
+        openGroup(table, more.getAttribute("data-group"), more.getAttribute("aria-expanded") !== "true");
+      });
+    });
+    var all = document.getElementById("all-scores");
+    if (all) {
+      all.addEventListener("click", function () {
+        table.querySelectorAll(".group-head").forEach(function (head) { openGroup(table, head.getAttribute("data-group"), true); });
+      });
+    }
+  });
+
+  // The index's boards: one tab each; the address (#board-N) says which is open, so links and reloads land on it.
+  var tabs = Array.prototype.slice.call(document.querySelectorAll('.tabs [role="tab"]'));
+  if (tabs.length) {
+    var select = function (id, focus) {
+      var found = tabs.some(function (tab) { return tab.getAttribute("aria-controls") === id; });
+      if (!found) id = tabs[0].getAttribute("aria-controls");
+      tabs.forEach(function (tab) {
+        var on = tab.getAttribute("aria-controls") === id;
+        tab.setAttribute("aria-selected", on ? "true" : "false");
+        tab.tabIndex = on ? 0 : -1;
+        document.getElementById(tab.getAttribute("aria-controls")).hidden = !on;
+        if (on && focus) tab.focus();
+      });
+      return found;
+    };
+    tabs.forEach(function (tab, k) {
+      tab.addEventListener("click", function (event) {
+        event.preventDefault();
+        select(tab.getAttribute("aria-controls"));
+        history.replaceState(null, "", "#" + tab.getAttribute("aria-controls"));
+      });
+      tab.addEventListener("keydown", function (event) {
+        var step = event.key === "ArrowRight" ? 1 : event.key === "ArrowLeft" ? -1 : 0;
+        if (!step) return;
+        event.preventDefault();
+        var next = tabs[(k + step + tabs.length) % tabs.length];
+        select(next.getAttribute("aria-controls"), true);
+        history.replaceState(null, "", "#" + next.getAttribute("aria-controls"));
+      });
+    });
+    var fromHash = function () {
+      if (select(location.hash.slice(1))) document.getElementById("leaderboard").scrollIntoView();
+    };
+    window.addEventListener("hashchange", fromHash);
+    if (!select(location.hash.slice(1))) select("");
+  }
 
   // Search over every item of every board (assets/items.js).
   var input = document.getElementById("search"), list = document.getElementById("search-results");
