@@ -44,7 +44,8 @@ def _bibtex(key: str, fields: dict[str, Any]) -> str:
 def citations(hallubench_version: str, year: int) -> list[dict[str, str]]:
     """The package first, then the seed papers, each with what hallubench takes from it and its BibTeX."""
     package = {"what": "this package", "title": "hallubench", "bibtex": _bibtex("hallubench", {
-        "title": "hallubench: measuring hallucination in multimodal models", "author": "{hallubench contributors}",
+        "title": "hallubench: measure hallucination in audio, video and image language models",
+        "author": "{The hallubench authors}",
         "year": year, "version": hallubench_version, "note": "Python package; see its CITATION.cff"})}
     return [package] + [{"what": what, "title": title, "bibtex": _bibtex(key, {"title": title, "author": authors,
                                                                                "year": year_})}
