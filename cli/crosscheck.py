@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from hallubench.cli.flags import (RANK_OPTIONS, add_generation_arguments, add_model_arguments, add_output_argument,
-                                  add_rank_arguments)
+                                  add_rank_arguments, config_as_flags)
 from hallubench.cli.rank import finish, rank_options
 from hallubench.harness.options import parse_gen_kwargs, parse_kv, read_yaml_options
 from hallubench.errors import ConfigError
@@ -55,7 +55,7 @@ def register(subparsers: argparse._SubParsersAction, summary: str) -> None:
 
 
 def _yaml(path: Path) -> dict[str, Any]:
-    data = read_yaml_options(path)
+    data = config_as_flags(read_yaml_options(path), path, register)
     unknown = sorted(set(data) - KEYS)
     if unknown:
         raise ConfigError(f"--config {path}: unknown key(s) {', '.join(unknown)}; valid: {', '.join(sorted(KEYS))}")

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
-from hallubench.config import Benign, Endpoint, NameOrPath, PluginConfig, SecretEnv
+from hallubench.config import AtLeastOne, Benign, Endpoint, NameOrPath, PluginConfig, SecretEnv, Timeout
 from hallubench.models.protocol import Conversation, GenerationError, GenerationSettings, TextPart
 from hallubench.registry import register_model
 
@@ -37,10 +37,10 @@ class SearchArgs(PluginConfig):
     model_is_checkpoint: ClassVar[bool] = False  # so the harness does not check `model` as a checkpoint folder
     base_url: Endpoint[str] = "https://google.serper.dev"
     api_key_env: SecretEnv[str] = "SERPER_API_KEY"
-    snippets: int = 10  # EasyDetect config.yaml snippet_cnt
-    timeout: float = 30.0
+    snippets: AtLeastOne[int] = 10  # EasyDetect config.yaml snippet_cnt
+    timeout: Timeout[float] = 30.0
     embedder: NameOrPath[str | None] = None
-    top_k: int = 5
+    top_k: AtLeastOne[int] = 5
     device: Benign[str] = "cpu"
 
 
