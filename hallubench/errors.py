@@ -165,6 +165,11 @@ class FolderWriteError(ConfigError):
     folder_changed = False
 
 
+class UnreadableResultsError(ConfigError):
+    """A results.json this hallubench cannot read as its schema (another version, an unknown or missing key, not JSON
+    or not UTF-8); the message names the file and the key."""
+
+
 class MixedOutputError(ConfigError):
     """A folder's files that are written together (a ranking, a run's results and charts) do not match the manifest
     of their last whole write: a writer was cut off while replacing them, or a file was replaced by hand."""
@@ -197,6 +202,11 @@ class StaleRowsError(ConfigError):
 
 class FolderBusy(ConfigError):
     """Another live process writes to this folder."""
+
+
+class UnsafeCheckpointError(ConfigError):
+    """A checkpoint whose pickled weights hold objects other than tensors (code that loading would run): refused
+    unread, as torch's weights_only loading refuses it; the message names the checkpoint and its pickled files."""
 
 
 class ModelUnusable(HallubenchError, RuntimeError):
