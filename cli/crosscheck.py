@@ -68,11 +68,11 @@ def _split(value: Any) -> list[str]:
 
 def plan(args: argparse.Namespace) -> dict[str, Any]:
     """The `crosscheck()` keyword arguments from --config and the flags (flags win)."""
-    from hallubench.ranking.specs import specs_from_flags, specs_from_yaml
-
     given = {k: v for k, v in vars(args).items() if k not in ("func", "command", "config")}
     source = f"--config {args.config}" if getattr(args, "config", None) else "flags"
     values = {**(_yaml(args.config) if getattr(args, "config", None) else {}), **given}
+    from hallubench.ranking.specs import specs_from_flags, specs_from_yaml  # torch: after the config is read
+
     model = values.get("model", "hf")
     model_args = values.get("model_args") or {}
     if isinstance(model_args, str):
@@ -96,9 +96,9 @@ def plan(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def handle(args: argparse.Namespace) -> int:
+    kwargs = plan(args)  # every flag and the config checked before torch and the metrics load
     from hallubench.ranking.pipeline import crosscheck
 
-    kwargs = plan(args)
     push_to_hub, allow_mini_data = kwargs.pop("push_to_hub"), kwargs.pop("allow_mini_data")
     ranking = crosscheck(**kwargs)
     if ranking is None:  # a non-main process of `accelerate launch`: it only generated

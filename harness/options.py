@@ -138,11 +138,11 @@ def parse_limit(value: Any) -> int | float | None:
             value = float(value) if any(c in value for c in ".eEnN") else int(value)  # nan, inf: refused below
         except ValueError:
             raise ConfigError(wrong) from None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or isinstance(value, float) and not math.isfinite(value):
         raise ConfigError(wrong)
     if isinstance(value, float) and 0 < value < 1:
         return value
-    if value < 1 or value != int(value):
+    if value < 1 or value != int(value) or value > 2 ** 63 - 1:
         raise ConfigError(wrong)
     return int(value)
 
