@@ -295,3 +295,17 @@ def test_did_you_mean_finds_short_names_and_unknown_model_arguments(capsys):
     assert "'hg' (did you mean 'hf'?)" in capsys.readouterr().err
     assert main(["run", "--model", "hf", "--model-args", "pretrianed=x", "--tasks", "pope", "--data-dir", "mini"]) == 2
     assert "unknown key(s) pretrianed (did you mean 'pretrained'?)" in capsys.readouterr().err
+
+
+def test_reference_scores_and_corpora_are_read_through_the_same_doors(tmp_path):
+    from hallubench.models.search import read_corpus
+    from hallubench.ranking.correlate import load_reference
+
+    reference = tmp_path / "human.csv"
+    reference.write_text("model,score\na,inf\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"human.csv:2: score 'inf' is not a finite number"):
+        load_reference(reference)
+    for path, read in ((reference, load_reference), (tmp_path / "corpus.txt", read_corpus)):
+        path.write_bytes(b"model,score\nb\xfc,1\n")
+        with pytest.raises(ConfigError, match=rf"{path}: byte 13 \(0xfc\) is not UTF-8"):
+            read(path)
