@@ -30,6 +30,7 @@ from typing import Any
 from hallubench.cli.flags import (RANK_OPTIONS, add_generation_arguments, add_model_arguments, add_output_argument,
                                   add_rank_arguments, config_as_flags)
 from hallubench.cli.rank import finish, rank_options
+from hallubench.config import typed_texts
 from hallubench.harness.options import parse_gen_kwargs, parse_kv, read_yaml_options
 from hallubench.errors import ConfigError
 
@@ -56,6 +57,10 @@ def register(subparsers: argparse._SubParsersAction, summary: str) -> None:
 
 def _yaml(path: Path) -> dict[str, Any]:
     data = config_as_flags(read_yaml_options(path), path, register)
+    if isinstance(data.get("models"), list):  # each model's own key=value mapping, typed as the flags type it
+        data["models"] = [{**entry, "model_args": typed_texts(entry["model_args"])}
+                          if isinstance(entry, dict) and isinstance(entry.get("model_args"), dict) else entry
+                          for entry in data["models"]]
     unknown = sorted(set(data) - KEYS)
     if unknown:
         raise ConfigError(f"--config {path}: unknown key(s) {', '.join(unknown)}; valid: {', '.join(sorted(KEYS))}")

@@ -7,7 +7,7 @@ import typing
 from pathlib import Path
 from typing import Any
 
-from hallubench.config import Positive, read_number, typed_value
+from hallubench.config import Positive, read_number, typed_texts
 from hallubench.errors import ConfigError, shown
 from hallubench.harness.options import DTYPES, MODALITIES, RunOptions, parse_batch_size, parse_limit
 from hallubench.models.configs import AUTO_BATCH_OFF_CUDA, AUTO_MAX_BATCH
@@ -77,7 +77,7 @@ def config_as_flags(values: dict, path: Path, register) -> dict:
             if not isinstance(value, (str, list, dict)):
                 raise ConfigError(f"{wrong} is not a value of {flag} (give text)")
             if key in KEY_VALUE_OPTIONS and isinstance(value, dict):
-                parsed[key] = _typed_texts(value)
+                parsed[key] = typed_texts(value)
             continue
         if isinstance(value, (bool, dict, list)) or value is None:
             raise ConfigError(f"{wrong} is not a value of {flag}")
@@ -88,11 +88,6 @@ def config_as_flags(values: dict, path: Path, register) -> dict:
         if action.choices is not None and parsed[key] not in action.choices:
             raise ConfigError(f"{wrong} is not one of {', '.join(map(str, action.choices))}")
     return parsed
-
-
-def _typed_texts(mapping: dict) -> dict:
-    return {key: typed_value(value) if isinstance(value, str) else _typed_texts(value) if isinstance(value, dict)
-            else value for key, value in mapping.items()}
 
 
 OUTPUT_FLAGS = ("-o", "--output-dir", "--output-path", "--out")

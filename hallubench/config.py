@@ -154,6 +154,13 @@ def typed_value(text: str) -> Any:
     return text
 
 
+def typed_texts(mapping: Mapping[str, Any]) -> dict[str, Any]:
+    """A YAML mapping of `key: value` options with each text typed as `typed_value` types it on the command line (in
+    nested mappings too), so `api_key_env: None` in a file means what `api_key_env=None` means in a flag."""
+    return {key: typed_value(value) if isinstance(value, str) else typed_texts(value) if isinstance(value, Mapping)
+            else value for key, value in mapping.items()}
+
+
 def _options(hint: Any) -> tuple[Any, ...]:
     """The plain types a field annotation allows (Annotated and unions unwrapped)."""
     hint = getattr(hint, "__origin__", hint) if typing.get_origin(hint) is Annotated else hint
@@ -268,7 +275,7 @@ class PluginConfig:
         data = read_yaml(path)
         if not isinstance(data, Mapping):
             raise ConfigError(f"{path}: expected a mapping of {', '.join(cls.keys())}")
-        return cls.from_args(data, what=what or str(path))
+        return cls.from_args(typed_texts(data), what=what or str(path))
 
     @classmethod
     def from_recorded(cls: type[C], recorded: Mapping[str, Any], *, source: str, folder: str | Path, what: str,
