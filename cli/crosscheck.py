@@ -28,8 +28,9 @@ from pathlib import Path
 from typing import Any
 
 from hallubench.cli.flags import (RANK_OPTIONS, add_generation_arguments, add_model_arguments, add_output_argument,
-                                  add_rank_arguments)
+                                  add_rank_arguments, config_as_flags)
 from hallubench.cli.rank import finish, rank_options
+from hallubench.config import typed_texts
 from hallubench.harness.options import parse_gen_kwargs, parse_kv, read_yaml_options
 from hallubench.errors import ConfigError
 
@@ -55,7 +56,11 @@ def register(subparsers: argparse._SubParsersAction, summary: str) -> None:
 
 
 def _yaml(path: Path) -> dict[str, Any]:
-    data = read_yaml_options(path)
+    data = config_as_flags(read_yaml_options(path), path, register)
+    if isinstance(data.get("models"), list):  # each model's own key=value mapping, typed as the flags type it
+        data["models"] = [{**entry, "model_args": typed_texts(entry["model_args"])}
+                          if isinstance(entry, dict) and isinstance(entry.get("model_args"), dict) else entry
+                          for entry in data["models"]]
     unknown = sorted(set(data) - KEYS)
     if unknown:
         raise ConfigError(f"--config {path}: unknown key(s) {', '.join(unknown)}; valid: {', '.join(sorted(KEYS))}")
@@ -68,11 +73,11 @@ def _split(value: Any) -> list[str]:
 
 def plan(args: argparse.Namespace) -> dict[str, Any]:
     """The `crosscheck()` keyword arguments from --config and the flags (flags win)."""
-    from hallubench.ranking.specs import specs_from_flags, specs_from_yaml
-
     given = {k: v for k, v in vars(args).items() if k not in ("func", "command", "config")}
     source = f"--config {args.config}" if getattr(args, "config", None) else "flags"
     values = {**(_yaml(args.config) if getattr(args, "config", None) else {}), **given}
+    from hallubench.ranking.specs import specs_from_flags, specs_from_yaml  # torch: after the config is read
+
     model = values.get("model", "hf")
     model_args = values.get("model_args") or {}
     if isinstance(model_args, str):
@@ -96,9 +101,9 @@ def plan(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def handle(args: argparse.Namespace) -> int:
+    kwargs = plan(args)  # every flag and the config checked before torch and the metrics load
     from hallubench.ranking.pipeline import crosscheck
 
-    kwargs = plan(args)
     push_to_hub, allow_mini_data = kwargs.pop("push_to_hub"), kwargs.pop("allow_mini_data")
     ranking = crosscheck(**kwargs)
     if ranking is None:  # a non-main process of `accelerate launch`: it only generated

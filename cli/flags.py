@@ -3,10 +3,13 @@ as well as dashes); each subcommand adds its own flags around them."""
 from __future__ import annotations
 
 import argparse
+import typing
 from pathlib import Path
+from typing import Any
 
-from hallubench.errors import ConfigError
-from hallubench.harness.options import DTYPES, MODALITIES, parse_batch_size, parse_limit
+from hallubench.config import Positive, read_number, typed_texts
+from hallubench.errors import ConfigError, shown
+from hallubench.harness.options import DTYPES, MODALITIES, RunOptions, parse_batch_size, parse_limit
 from hallubench.models.configs import AUTO_BATCH_OFF_CUDA, AUTO_MAX_BATCH
 from hallubench.ranking.aggregate import WEIGHTINGS
 from hallubench.models import chat_adapters, model_role
@@ -26,6 +29,65 @@ def checked(parse):
             raise argparse.ArgumentTypeError(str(err).partition(": ")[2]) from None  # argparse names the flag
     convert.__name__ = parse.__name__
     return convert
+
+
+def number(hint: Any):
+    """The argparse `type` of a number flag: a finite number in the range its annotation declares (hallubench/config.py
+    read_number), so NaN, inf, 1e309 and a value out of range are a one-line usage error naming the flag. Marked with
+    its `hint`: tests/reliability/test_numbers_and_texts.py walks every flag and fails on a number flag without one."""
+    def convert(text: str) -> int | float:
+        try:
+            return read_number(hint, text)
+        except ConfigError as err:
+            raise argparse.ArgumentTypeError(str(err)) from None  # argparse names the flag
+    convert.hint = hint  # type: ignore[attr-defined]
+    return convert
+
+
+def option_number(name: str):
+    """`number` for the flag of RunOptions' field `name`: its range is declared on the field, once."""
+    return number(typing.get_type_hints(RunOptions, include_extras=True)[name])
+
+
+# The options written `key=value,...` on the command line (or as a mapping in --config).
+KEY_VALUE_OPTIONS = ("model_args", "judge_args", "task_args", "gen_kwargs", "helpers")
+
+
+def _command_flags(register) -> dict[str, argparse.Action]:
+    """The flags of the subcommand that `register` adds, by option name (dest)."""
+    parser = argparse.ArgumentParser()
+    register(parser.add_subparsers(), "")
+    command = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return {action.dest: action for action in next(iter(command.choices.values()))._actions}
+
+
+def config_as_flags(values: dict, path: Path, register) -> dict:
+    """`--config` values through the same reading as the flags of the subcommand `register` adds: a value of a typed
+    or choice flag (limit, seed, fps, modality, ...) as if written on the command line, so `limit: "abc"` or
+    `limit: .nan` is refused as `--limit abc` is, and each text in a key=value mapping (model_args: {api_key_env:
+    None}) typed as `key=value` types it on the command line (none is None, true is True: config.typed_value);
+    ConfigError naming the file, key and value."""
+    flags, parsed = _command_flags(register), dict(values)
+    for key, value in values.items():
+        action = flags.get(key)
+        if action is None or isinstance(action, argparse._StoreTrueAction):
+            continue  # unknown keys are named later
+        flag, wrong = action.option_strings[0], f"--config {path}: {key}: {shown(value)}"
+        if action.type is None and action.choices is None:  # text, a list (tasks) or key=value pairs (a mapping)
+            if not isinstance(value, (str, list, dict)):
+                raise ConfigError(f"{wrong} is not a value of {flag} (give text)")
+            if key in KEY_VALUE_OPTIONS and isinstance(value, dict):
+                parsed[key] = typed_texts(value)
+            continue
+        if isinstance(value, (bool, dict, list)) or value is None:
+            raise ConfigError(f"{wrong} is not a value of {flag}")
+        try:
+            parsed[key] = action.type(str(value)) if action.type else str(value)
+        except (ValueError, TypeError, argparse.ArgumentTypeError) as err:
+            raise ConfigError(f"{wrong} is not a value of {flag} ({err})") from None
+        if action.choices is not None and parsed[key] not in action.choices:
+            raise ConfigError(f"{wrong} is not one of {', '.join(map(str, action.choices))}")
+    return parsed
 
 
 OUTPUT_FLAGS = ("-o", "--output-dir", "--output-path", "--out")
@@ -85,7 +147,7 @@ def add_generation_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--limit", type=checked(parse_limit),
                    help="first N samples of each task, or a fraction 0 < x < 1: that share of each task's samples, "
                         "rounded up (as lm-eval); results then say the scores are of a subset")
-    p.add_argument("--seed", type=int, help="run seed; each sample's seed derives from it, the task and the id")
+    p.add_argument("--seed", type=option_number("seed"), help="run seed; each sample's seed derives from it, the task and the id")
     p.add_argument("--batch-size", "--batch_size", dest="batch_size", type=checked(parse_batch_size),
                    help="conversations per greedy generate call (shortest prompts batched together; above 1 "
                         "padding may change greedy outputs slightly); a conversation's n samples are always one "
@@ -101,13 +163,13 @@ def add_generation_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--gen-kwargs", "--gen_kwargs", dest="gen_kwargs",
                    help='override generation settings, e.g. "temperature=0.2,top_p=0.9,max_new_tokens=64"; '
                         "do_sample=False is greedy, do_sample=True samples (at temperature 1.0 unless given)")
-    p.add_argument("--num-samples", "--num_samples", dest="num_samples", type=int,
+    p.add_argument("--num-samples", "--num_samples", dest="num_samples", type=option_number("num_samples"),
                    help="stochastic samples per item for tasks that cross-check (default: the task's, 10 for "
                         "video and image; 0: none)")
     p.add_argument("--modality", choices=MODALITIES, help="what media the model gets (default audio-visual)")
-    p.add_argument("--num-frames", "--num_frames", dest="num_frames", type=int, help="frames per video, uniform")
-    p.add_argument("--fps", type=float, help="sample frames at this rate instead (capped by --max-frames)")
-    p.add_argument("--max-frames", "--max_frames", dest="max_frames", type=int, help="frame cap with --fps")
+    p.add_argument("--num-frames", "--num_frames", dest="num_frames", type=option_number("num_frames"), help="frames per video, uniform")
+    p.add_argument("--fps", type=option_number("fps"), help="sample frames at this rate instead (capped by --max-frames)")
+    p.add_argument("--max-frames", "--max_frames", dest="max_frames", type=option_number("max_frames"), help="frame cap with --fps")
 
 
 def add_rank_arguments(p: argparse.ArgumentParser) -> None:
@@ -120,7 +182,7 @@ def add_rank_arguments(p: argparse.ArgumentParser) -> None:
                         "judge model's args; implicit also data_dir, evidence_device, judge_sees_media, batch_size)")
     p.add_argument("--cache", type=Path, help="judgment cache file (default $HALLUBENCH_CACHE/judgments.sqlite)")
     p.add_argument("--weighting", choices=WEIGHTINGS, help="eta: task (default), query or uniform")
-    p.add_argument("--temperature", type=float,
+    p.add_argument("--temperature", type=number(Positive[float]),
                    help="T of the eta softmax over the evidence models' SelfCheck scores (default 0.1); not a "
                         "generation setting: that is --gen-kwargs temperature=...")
     p.add_argument("--refcheck", action="store_true", help="also judge against the rows' human references")

@@ -36,7 +36,7 @@ from pathlib import Path
 
 from hallubench.errors import ConfigError
 from hallubench.cli.flags import (LM_EVAL_ONLY, add_generation_arguments, add_lm_eval_arguments, add_model_arguments,
-                                  add_output_argument, add_push_argument, reads_folders)
+                                  add_output_argument, add_push_argument, config_as_flags, reads_folders)
 from hallubench.harness.options import RunOptions, parse_gen_kwargs, parse_kv, read_yaml_options
 
 S = argparse.SUPPRESS
@@ -74,45 +74,12 @@ def register(subparsers: argparse._SubParsersAction, summary: str) -> None:
     p.set_defaults(func=handle)
 
 
-def _run_flags() -> dict[str, argparse.Action]:
-    """The `run` flags by option name (dest)."""
-    parser = argparse.ArgumentParser()
-    register(parser.add_subparsers(), "")
-    run = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices["run"]
-    return {action.dest: action for action in run._actions}
-
-
-def yaml_as_flags(values: dict, path: Path) -> dict:
-    """`--config` values through the same parsing as the flags: a value of a typed or choice flag (limit, seed,
-    fps, modality, ...) as if written on the command line, so `limit: "abc"` or `limit: 1.5` is refused as
-    `--limit abc` is; ConfigError naming the file, key and value."""
-    flags, parsed = _run_flags(), dict(values)
-    for key, value in values.items():
-        action = flags.get(key)
-        if action is None or isinstance(action, argparse._StoreTrueAction):
-            continue  # unknown keys are named later
-        flag = action.option_strings[0]
-        if action.type is None and action.choices is None:  # text, a list (tasks) or key=value pairs (a mapping)
-            if not isinstance(value, (str, list, dict)):
-                raise ConfigError(f"--config {path}: {key}: {value!r} is not a value of {flag} (give text)")
-            continue
-        if isinstance(value, (bool, dict, list)) or value is None:
-            raise ConfigError(f"--config {path}: {key}: {value!r} is not a value of {flag}")
-        try:
-            parsed[key] = action.type(str(value)) if action.type else str(value)
-        except (ValueError, TypeError, argparse.ArgumentTypeError) as err:
-            raise ConfigError(f"--config {path}: {key}: {value!r} is not a value of {flag} ({err})") from None
-        if action.choices is not None and parsed[key] not in action.choices:
-            raise ConfigError(f"--config {path}: {key}: {value!r} is not one of {', '.join(map(str, action.choices))}")
-    return parsed
-
-
 def build_options(args: argparse.Namespace) -> RunOptions:
     """RunOptions from the YAML file (if any) overridden by the flags given on the command line."""
     given = {k: v for k, v in vars(args).items()
              if k not in ("func", "command", "config", "from_outputs", "push_to_hub", "allow_mini_data", *LM_EVAL_ONLY)}
     config = getattr(args, "config", None)
-    values = {**(yaml_as_flags(read_yaml_options(config), config) if config else {}), **given}
+    values = {**(config_as_flags(read_yaml_options(config), config, register) if config else {}), **given}
     fields = set(RunOptions.__dataclass_fields__)
     unknown = sorted(set(values) - fields - set(LM_EVAL_ONLY))
     if unknown:

@@ -25,7 +25,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from hallubench.cli.flags import add_output_argument, reads_folders
+from hallubench.cli.flags import add_output_argument, number, reads_folders
+from hallubench.config import Port
 
 
 def register(subparsers: argparse._SubParsersAction, summary: str) -> None:
@@ -41,7 +42,7 @@ def register(subparsers: argparse._SubParsersAction, summary: str) -> None:
     p.add_argument("--data-dir", "--data_dir", dest="data_dir", type=Path,
                    help="the built datasets the runs read, when not where their results.json says (for the media)")
     p.add_argument("--serve", action="store_true", help="then serve the site on http://127.0.0.1:PORT/")
-    p.add_argument("--port", type=int, default=8000, help="port for --serve (default 8000; 0 picks a free one)")
+    p.add_argument("--port", type=number(Port[int]), default=8000, help="port for --serve (default 8000; 0 picks a free one)")
     p.add_argument("--push-to-hub", metavar="SPACE_ID", help="upload the site as a static Hugging Face Space")
     p.add_argument("--allow-mini-data", action="store_true",
                    help="push a site of a ranking made on the embedded synthetic mini benchmarks (refused otherwise)")

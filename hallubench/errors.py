@@ -15,10 +15,52 @@ from pathlib import Path
 
 def did_you_mean(word: str, choices: Iterable[str]) -> str:
     """" (did you mean 'x'?)" naming the closest of `choices` to a mistyped `word` (difflib, as Python 3.14's
-    argparse `suggest_on_error`), or "" when none is close: the one spelling-suggestion rule of every name error."""
+    argparse `suggest_on_error`; for a short word, whose every typo is far in difflib's ratio, a choice one edit
+    away: "hg" -> "hf"), or "" when none is close: the one spelling-suggestion rule of every name error."""
     by_folded = {str(choice).lower(): str(choice) for choice in choices}  # CCHALL finds cchall
-    close = [by_folded[c] for c in difflib.get_close_matches(word.lower(), list(by_folded), n=3, cutoff=0.6)]
-    return f" (did you mean {' or '.join(map(repr, close))}?)" if close else ""
+    folded = word.lower()
+    close = difflib.get_close_matches(folded, list(by_folded), n=3, cutoff=0.6) or \
+        [choice for choice in by_folded if _one_edit(folded, choice)][:3]
+    return f" (did you mean {' or '.join(repr(by_folded[c]) for c in close)}?)" if close else ""
+
+
+def _one_edit(a: str, b: str) -> bool:
+    """Whether `a` becomes `b` by one substitution, insertion, deletion or swap of neighbours (len >= 2 each)."""
+    if min(len(a), len(b)) < 2 or a == b or abs(len(a) - len(b)) > 1:
+        return False
+    if len(a) == len(b):
+        diff = [i for i, (x, y) in enumerate(zip(a, b)) if x != y]
+        return len(diff) == 1 or (len(diff) == 2 and diff[1] == diff[0] + 1 and a[diff[0]] == b[diff[1]]
+                                  and a[diff[1]] == b[diff[0]])
+    short, long = sorted((a, b), key=len)
+    return any(long[:i] + long[i + 1:] == short for i in range(len(long)))
+
+
+SHOWN_CHARS = 60
+
+
+def shown(value: object, limit: int = SHOWN_CHARS) -> str:
+    """`value` as an error message quotes it: its repr on one line, cut to `limit` characters ("..." and the
+    length after), so a huge or many-line value (a YAML alias bomb, a pasted file) never floods the message."""
+    text = repr(value) if not isinstance(value, (list, dict, tuple, set)) or _small(value) else \
+        f"<{type(value).__name__} of {len(value)}>"
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
+
+
+def _small(value: object, budget: int = 200) -> bool:
+    """Whether a container holds at most `budget` items, nested ones counted, without walking more than that (a
+    YAML alias bomb is a tree of billions of items sharing a few objects: its repr alone would take gigabytes)."""
+    stack, seen = [value], 0
+    while stack:
+        item = stack.pop()
+        seen += 1
+        if seen > budget or (isinstance(item, (dict, list, tuple, set)) and len(item) > budget):
+            return False
+        if isinstance(item, dict):
+            stack += [*item.keys(), *item.values()]
+        elif isinstance(item, (list, tuple, set)):
+            stack += list(item)
+    return True
 
 
 class HallubenchError(Exception):
@@ -123,6 +165,11 @@ class FolderWriteError(ConfigError):
     folder_changed = False
 
 
+class UnreadableResultsError(ConfigError):
+    """A results.json this hallubench cannot read as its schema (another version, an unknown or missing key, not JSON
+    or not UTF-8); the message names the file and the key."""
+
+
 class MixedOutputError(ConfigError):
     """A folder's files that are written together (a ranking, a run's results and charts) do not match the manifest
     of their last whole write: a writer was cut off while replacing them, or a file was replaced by hand."""
@@ -155,6 +202,11 @@ class StaleRowsError(ConfigError):
 
 class FolderBusy(ConfigError):
     """Another live process writes to this folder."""
+
+
+class UnsafeCheckpointError(ConfigError):
+    """A checkpoint whose pickled weights hold objects other than tensors (code that loading would run): refused
+    unread, as torch's weights_only loading refuses it; the message names the checkpoint and its pickled files."""
 
 
 class ModelUnusable(HallubenchError, RuntimeError):

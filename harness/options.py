@@ -8,7 +8,8 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from hallubench.errors import ConfigError
+from hallubench.config import AtLeastOne, Positive, check_numbers, read_yaml, typed_value
+from hallubench.errors import ConfigError, shown
 from hallubench.models.configs import AUTO
 from hallubench.harness.perturb import parse_perturb
 from hallubench.models.protocol import DTYPES, GenerationSettings
@@ -21,20 +22,6 @@ GEN_KWARGS = (*(f.name for f in dataclasses.fields(GenerationSettings) if f.name
 SAMPLING_TEMPERATURE = 1.0  # transformers' GenerationConfig default, used by do_sample=True with no temperature
 
 
-def _typed(value: str) -> Any:
-    lowered = value.lower()
-    if lowered in ("true", "false"):
-        return lowered == "true"
-    if lowered in ("none", "null"):
-        return None
-    for cast in (int, float):
-        try:
-            return cast(value)
-        except ValueError:
-            pass
-    return value
-
-
 def parse_kv(text: str | None, flag: str) -> dict[str, Any]:
     """Parse "a=1,b=x" into {"a": 1, "b": "x"}; ValueError naming `flag` and the bad token."""
     result: dict[str, Any] = {}
@@ -44,10 +31,10 @@ def parse_kv(text: str | None, flag: str) -> dict[str, Any]:
         key, sep, value = token.partition("=")
         key = key.strip()
         if not sep or not key or not value.strip():
-            raise ConfigError(f"{flag}: bad token {token!r}; expected key=value pairs separated by commas")
+            raise ConfigError(f"{flag}: bad token {shown(token)}; expected key=value pairs separated by commas")
         if key in result:
-            raise ConfigError(f"{flag}: key {key!r} given twice (token {token!r})")
-        result[key] = _typed(value.strip())
+            raise ConfigError(f"{flag}: key {shown(key)} given twice")
+        result[key] = typed_value(value.strip())
     return result
 
 
@@ -119,13 +106,9 @@ def check_helpers(helpers: Any) -> dict[str, dict[str, Any]]:
 
 
 def read_yaml_options(path: Path) -> dict[str, Any]:
-    """The option mapping of a `--config` YAML file, dashes in keys made underscores; ConfigError naming the file."""
-    import yaml
-
-    try:
-        data = yaml.safe_load(Path(path).read_text()) or {}
-    except (OSError, yaml.YAMLError) as err:
-        raise ConfigError(f"--config {path}: {err}") from None
+    """The option mapping of a `--config` YAML file (read_yaml: UTF-8, bounded, no aliases), dashes in keys made
+    underscores; ConfigError naming the file."""
+    data = read_yaml(path, "--config") or {}
     if not isinstance(data, dict):
         raise ConfigError(f"--config {path}: expected a mapping of option names to values")
     return {str(key).replace("-", "_"): value for key, value in data.items()}
@@ -147,19 +130,20 @@ def default_output_dir(model: str | None, model_args: dict[str, Any], tasks: lis
 def parse_limit(value: Any) -> int | float | None:
     """`--limit` as lm-eval takes it: a whole number N >= 1 (the first N samples of each task) or a fraction
     0 < x < 1 (that share of each task's samples); ConfigError otherwise."""
+    wrong = f"--limit: expected a whole number >= 1 or a fraction 0 < x < 1; got {shown(value)}"
     if value is None:
         return None
     if isinstance(value, str):
         try:
-            value = float(value) if any(c in value for c in ".eE") else int(value)
+            value = float(value) if any(c in value for c in ".eEnN") else int(value)  # nan, inf: refused below
         except ValueError:
-            raise ConfigError(f"--limit: expected a whole number >= 1 or a fraction 0 < x < 1; got {value!r}") from None
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ConfigError(f"--limit: expected a whole number >= 1 or a fraction 0 < x < 1; got {value!r}")
+            raise ConfigError(wrong) from None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or isinstance(value, float) and not math.isfinite(value):
+        raise ConfigError(wrong)
     if isinstance(value, float) and 0 < value < 1:
         return value
-    if value < 1 or value != int(value):
-        raise ConfigError(f"--limit: expected a whole number >= 1 or a fraction 0 < x < 1; got {value!r}")
+    if value < 1 or value != int(value) or value > 2 ** 63 - 1:
+        raise ConfigError(wrong)
     return int(value)
 
 
@@ -169,10 +153,10 @@ def parse_batch_size(value: Any) -> int | str:
         if value.strip().lower() == AUTO:
             return AUTO
         if not value.strip().isdigit():
-            raise ConfigError(f"--batch-size: expected a whole number >= 1 or auto; got {value!r}")
+            raise ConfigError(f"--batch-size: expected a whole number >= 1 or auto; got {shown(value)}")
         value = int(value)
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ConfigError(f"--batch-size: expected a whole number >= 1 or auto; got {value!r}")
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1 or value > 2 ** 63 - 1:
+        raise ConfigError(f"--batch-size: expected a whole number >= 1 or auto; got {shown(value)}")
     return value
 
 
@@ -191,9 +175,9 @@ class RunOptions:
     gen_kwargs: dict[str, Any] = field(default_factory=dict)
     num_samples: int | None = None
     modality: str = "audio-visual"
-    num_frames: int | None = 8
-    fps: float | None = None
-    max_frames: int = 32
+    num_frames: AtLeastOne[int | None] = 8
+    fps: Positive[float | None] = None
+    max_frames: AtLeastOne[int] = 32
     device: str | None = None
     dtype: str | None = None
     task_args: dict[str, Any] = field(default_factory=dict)  # multi-step programs' args and metric_args overrides
@@ -207,18 +191,13 @@ class RunOptions:
             raise ConfigError(f"--dtype: {self.dtype!r} is not one of {', '.join(DTYPES)}")
         if self.modality not in MODALITIES:
             raise ConfigError(f"--modality: {self.modality!r} is not one of {', '.join(MODALITIES)}")
+        # every number finite and in its field's range (hallubench/config.py), named by its flag
+        check_numbers(RunOptions, {key: value for key, value in vars(self).items() if key not in ("limit", "batch_size")},
+                      name=lambda key: "--" + key.replace("_", "-"))
         if self.fps is not None:
             self.num_frames = None
-        if self.num_frames is not None and self.num_frames < 1:
-            raise ConfigError(f"--num-frames must be >= 1; got {self.num_frames}")
-        if self.fps is not None and not self.fps > 0:
-            raise ConfigError(f"--fps must be > 0; got {self.fps}")
         self.batch_size = parse_batch_size(self.batch_size)
-        if self.max_frames < 1:
-            raise ConfigError(f"--max-frames must be >= 1; got {self.max_frames}")
         self.limit = parse_limit(self.limit)
-        if self.num_samples is not None and self.num_samples < 0:
-            raise ConfigError(f"--num-samples must be >= 0; got {self.num_samples}")
         check_gen_kwargs(self.gen_kwargs)
         self.helpers = check_helpers(self.helpers)
         self.perturb = parse_perturb(self.perturb)

@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from hallubench.benchmarks.task import Task
-from hallubench.errors import ConfigError
+from hallubench.config import number_error
+from hallubench.errors import ConfigError, shown
 from hallubench.harness.data import dataset_dir, load_rows
 from hallubench.harness.options import RunOptions, apply_gen_kwargs
 from hallubench.harness.media import sent_kinds
@@ -62,7 +63,10 @@ def _typed_like(default: Any, value: Any, where: str) -> Any:
     if isinstance(default, float) and isinstance(value, int) and not isinstance(value, bool):
         value = float(value)
     if type(value) is not type(default):
-        raise ConfigError(f"{where}: expected {type(default).__name__} like the default {default!r}; got {value!r}")
+        raise ConfigError(f"{where}: expected {type(default).__name__} like the default {default!r}; got {shown(value)}")
+    why = number_error(type(default), value)  # finite and in the default range, as every number (hallubench/config.py)
+    if why:
+        raise ConfigError(f"{where}: {why}; got {shown(value)}")
     return value
 
 

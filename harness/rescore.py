@@ -1,7 +1,6 @@
 """`--from-outputs RUN_DIR`: parse and score a run folder's saved outputs again, without the model."""
 from __future__ import annotations
 
-import json
 import sys
 import time
 from contextlib import nullcontext
@@ -9,8 +8,8 @@ from pathlib import Path
 
 from hallubench.harness import digest, folder_lock, run_state
 from hallubench.harness.environment import environment
-from hallubench.harness.results_schema import ModelInfo, Results, RunInfo
-from hallubench.errors import RunFolderNotFoundError
+from hallubench.harness.results_schema import ModelInfo, Results, RunInfo, read_results
+from hallubench.errors import RunFolderNotFoundError, UnreadableResultsError
 from hallubench.harness.runner import RESULTS, resolve_tasks, score, utc_now, write_results
 from hallubench.harness.scoring import parse_records
 
@@ -41,7 +40,11 @@ def _rescore(run_dir: Path, folder: run_state.RunFolder) -> Results:
     if not records_by_key:
         raise RunFolderNotFoundError(f"--from-outputs: {run_dir} holds no sample records (samples*.jsonl)")
     old_path = run_dir / RESULTS
-    old = Results.from_dict(json.loads(old_path.read_text())) if old_path.exists() else None
+    try:
+        old = read_results(old_path) if old_path.exists() else None
+    except UnreadableResultsError as err:  # it holds the run's options and totals: scoring without them would lose them
+        raise UnreadableResultsError(f"--from-outputs: {err}; fix it, or move it out of {run_dir} to score the samples "
+                                     "without it (the run's recorded options and split sizes are then lost)") from None
     tasks = resolve_tasks(sorted({r["task"] for r in records_by_key.values()}),
                           (old.run.options.get("include") if old else None) or None)
     by_name = {task.name: task for task in tasks}

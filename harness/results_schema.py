@@ -37,8 +37,13 @@ results.json also carries lm-eval's keys (`results`, `versions`, `n-shot`, `high
 from __future__ import annotations
 
 import dataclasses
+import json
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
+
+from hallubench.config import read_text
+from hallubench.errors import UnreadableResultsError, shown
 
 SCHEMA_VERSION = 2
 READS = (1, 2)  # version 1 has no `verdicts`: read with none
@@ -126,16 +131,61 @@ class Results:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "Results":
-        """Inverse of `to_dict` (of any version in READS); ValueError on another schema version or unknown keys."""
-        if data.get("version") not in READS:
-            raise ValueError(f"results.json schema version {data.get('version')!r}; this hallubench reads "
-                             f"{', '.join(map(str, READS))}")
-        try:
-            tasks = {}
-            for name, task in data["tasks"].items():
-                groups = {g: GroupResult(**v) for g, v in task.get("groups", {}).items()}
-                tasks[name] = TaskResult(**{**task, "groups": groups})
-            return cls(tasks=tasks, model=ModelInfo(**data["model"]), run=RunInfo(**data["run"]),
-                       environment=Environment(**data["environment"]), version=data["version"])
-        except (KeyError, TypeError) as err:
-            raise ValueError(f"results.json does not match schema version {SCHEMA_VERSION}: {err}") from err
+        """Inverse of `to_dict` (of any version in READS); UnreadableResultsError (a ValueError) naming the key on
+        another schema version, an unknown or missing key, or a part that is not a mapping."""
+        if not isinstance(data, dict) or data.get("version") not in READS:
+            version = data.get("version") if isinstance(data, dict) else None
+            raise UnreadableResultsError(f"results.json schema version {shown(version)}; this hallubench reads "
+                                         f"{', '.join(map(str, READS))}")
+        tasks = {}
+        for name, task in _part(data, "tasks", dict).items():
+            where = f"tasks.{name}"
+            groups = {g: _typed(GroupResult, v, f"{where}.groups.{g}")
+                      for g, v in _part(_fields(TaskResult, task, where), "groups", dict, where, {}).items()}
+            tasks[name] = _typed(TaskResult, {**task, "groups": groups}, where)
+        return cls(tasks=tasks, model=_typed(ModelInfo, _part(data, "model", dict), "model"),
+                   run=_typed(RunInfo, _part(data, "run", dict), "run"),
+                   environment=_typed(Environment, _part(data, "environment", dict), "environment"),
+                   version=data["version"])
+
+
+def read_results(path: Path) -> Results:
+    """A run folder's results.json, typed; UnreadableResultsError naming the file and what is wrong in it (not
+    UTF-8, not JSON, a key this version does not read)."""
+    try:
+        return Results.from_dict(json.loads(read_text(path)))
+    except ValueError as err:  # JSONDecodeError, the schema's own errors, read_text's ConfigError
+        text = str(err).removeprefix(f"{path}: ").removeprefix("results.json: ")
+        raise UnreadableResultsError(f"{path}: {text}") from None
+
+
+def _fields(cls: type, data: Any, where: str) -> dict[str, Any]:
+    """`data` when it is a mapping of `cls`'s fields only; UnreadableResultsError naming the first other key."""
+    if not isinstance(data, dict):
+        raise UnreadableResultsError(f"results.json: {where} is {shown(data)}, not a mapping")
+    unknown = sorted(set(data) - {f.name for f in dataclasses.fields(cls)})
+    if unknown:
+        raise UnreadableResultsError(f"results.json: unknown key {shown(f'{where}.{unknown[0]}')} (schema version "
+                                     f"{SCHEMA_VERSION} has no such key: written by another hallubench version, or "
+                                     "edited by hand)")
+    return data
+
+
+def _typed(cls: type, data: Any, where: str) -> Any:
+    """`cls(**data)` for a mapping of its fields; UnreadableResultsError naming `where` otherwise."""
+    try:
+        return cls(**_fields(cls, data, where))
+    except TypeError:  # a required field missing
+        missing = [f.name for f in dataclasses.fields(cls) if f.name not in data
+                   and f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING]
+        raise UnreadableResultsError(f"results.json: {where} lacks {', '.join(missing) or 'a key it needs'}") from None
+
+
+def _part(data: dict[str, Any], key: str, kind: type, where: str = "", default: Any = dataclasses.MISSING) -> Any:
+    """`data[key]` when it is a `kind` (or `default` when absent); UnreadableResultsError naming it otherwise."""
+    name = f"{where}.{key}" if where else key
+    if key not in data and default is not dataclasses.MISSING:
+        return default
+    if not isinstance(data.get(key), kind):
+        raise UnreadableResultsError(f"results.json: {name} is {'missing' if key not in data else shown(data[key])}")
+    return data[key]

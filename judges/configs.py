@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from hallubench.config import Benign, NameOrPath, Opaque, PluginConfig
+from hallubench.config import AtLeastOne, Benign, NameOrPath, Opaque, PluginConfig, check_numbers
 from hallubench.errors import ConfigError
 from hallubench.registry import register_judge
 
@@ -28,7 +28,7 @@ class EmbeddingJudgeArgs(PluginConfig):
 
     model_dir: NameOrPath[str | None] = None
     device: Benign[str] = "cpu"
-    batch_size: int = 64
+    batch_size: AtLeastOne[int] = 64
     language: Benign[str] = "en"
     sentence_splitter: Benign[str] = "auto"
 
@@ -42,7 +42,7 @@ class NLIJudgeArgs(PluginConfig):
 
     pretrained: NameOrPath[str]
     device: Benign[str] = "cpu"
-    batch_size: int = 16
+    batch_size: AtLeastOne[int] = 16
     contradiction: Benign[str] = "contradiction"
     entailment: Benign[str] = "entailment"
 
@@ -61,11 +61,14 @@ class ChatJudgeArgs(PluginConfig):
         args = dict(args or {})
         names = [key for key in cls.keys() if key != "model_args"]
         own = {key: args.pop(key) for key in names if key in args}
+        check_numbers(cls, own, name=lambda key: f"{what}: {key}")  # before batch_size is handed on below
         args = model_named(args)
         adapter = own.get("adapter", "hf")
         config = getattr(MODELS.get(adapter), "config", None)
         if config is not None and "batch_size" in config.keys():  # it batches the judge's prompts in one pass
-            args.setdefault("batch_size", int(own.get("batch_size", cls.batch_size)))
+            batch_size = own.get("batch_size", cls.batch_size)
+            if isinstance(batch_size, int):  # else the judge's own config names the wrong type below
+                args.setdefault("batch_size", batch_size)
         try:
             model_args = model_config(adapter, args, f"{what} (besides {', '.join(names)}: the {adapter} adapter's)")
         except ConfigError:
@@ -83,7 +86,7 @@ class LLMJudgeArgs(ChatJudgeArgs):
 
     pairs_per_call: ClassVar[int] = 256  # the judge model batches its own forward passes inside a call
     adapter: Benign[str] = "hf"  # a registered adapter's name
-    batch_size: int = 16
+    batch_size: AtLeastOne[int] = 16
     mode: Benign[str] = "generate"
     model_args: Opaque[dict[str, Any]] = field(default_factory=dict)  # checked by the adapter's own config
 
@@ -105,7 +108,7 @@ class ImplicitJudgeArgs(ChatJudgeArgs):
     is refused unless `trust_run_models` is true: the adapter config's field kinds decide (PluginConfig.from_recorded)."""
 
     adapter: Benign[str] = "hf"  # a registered adapter's name
-    batch_size: int = 8
+    batch_size: AtLeastOne[int] = 8
     data_dir: NameOrPath[str | None] = None
     evidence_device: Benign[str | None] = None
     judge_sees_media: bool = False

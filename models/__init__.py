@@ -33,7 +33,10 @@ def model_config(name: str, model_args: dict[str, Any], what: str | None = None)
     if name not in MODELS:
         raise ValueError(MODELS.unknown(name))
     config = getattr(MODELS[name], "config", None)
-    return model_args if config is None else config.from_args(model_args, what=what or f"--model-args for --model {name}").kwargs()
+    if config is None:
+        return model_args
+    spellings = ("pretrained",) if "model" in config.keys() else ()  # model_named reads it as `model`
+    return config.from_args(model_args, what=what or f"--model-args for --model {name}", other_names=spellings).kwargs()
 
 
 def get_model(name: str, **model_args: Any) -> ChatModel:

@@ -9,7 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from hallubench.config import Benign, Endpoint, NameOrPath, Opaque, PluginConfig, RunsCode, SecretEnv
+from hallubench.config import (AtLeastOne, Benign, Endpoint, NameOrPath, Opaque, PluginConfig, RunsCode, Seconds,
+                               SecretEnv, Timeout)
 from hallubench.registry import register_model
 
 # transformers' GenerationConfig cache implementations (generation/configuration_utils.py), listed here so the
@@ -40,12 +41,12 @@ class HFArgs(PluginConfig):
     dtype: Benign[str] = "auto"
     device: Benign[str] = "cpu"
     device_map: Benign[str | dict[str, Any] | None] = None  # accelerate's: "auto" or module -> device
-    batch_size: Benign[int | str] = 4  # or "auto"
+    batch_size: AtLeastOne[Benign[int | str]] = 4  # or "auto"
     attn_implementation: Benign[str | None] = None  # one of hf_loading.ATTENTION, checked before loading
     trust_remote_code: RunsCode[bool] = False
     processor_kwargs: Opaque[dict[str, Any] | None] = None
-    min_pixels: int | None = None
-    max_pixels: int | None = None
+    min_pixels: AtLeastOne[int | None] = None
+    max_pixels: AtLeastOne[int | None] = None
     use_audio_in_video: bool = False
     cache_implementation: Benign[str | None] = None
 
@@ -77,14 +78,14 @@ class OpenAIArgs(PluginConfig):
     model: Benign[str]  # the name the server knows the model by
     base_url: Endpoint[str] = "https://api.openai.com/v1"
     api_key_env: SecretEnv[str | None] = "OPENAI_API_KEY"
-    timeout: float = 120.0
+    timeout: Timeout[float] = 120.0
     max_retries: int = 5
-    backoff: float = 1.0
-    max_backoff: float = 60.0
-    concurrency: int = 8
+    backoff: Seconds[float] = 1.0
+    max_backoff: Seconds[float] = 60.0
+    concurrency: AtLeastOne[int] = 8
     video_mode: Benign[str] = "frames"
     extra_body: Opaque[dict[str, Any] | None] = None
-    retry_budget: float = 600.0
+    retry_budget: Seconds[float] = 600.0
 
 
 register_model("openai", config=OpenAIArgs, target="hallubench.models.openai_compat:OpenAIChatModel")

@@ -3,11 +3,13 @@ processor, weights, and an id of the weights for the adapter's fingerprint."""
 from __future__ import annotations
 
 import hashlib
+import pickle
 from pathlib import Path
 from typing import Any
 
 import torch
 
+from hallubench.errors import UnsafeCheckpointError
 from hallubench.registry import MODEL_FAMILIES
 
 from .families import TEXT_AUTO_CLASS, Family, auto_class_for, family_of, needs_newer_transformers
@@ -79,6 +81,8 @@ def is_text_only(family: Family | None, auto_class: str) -> bool:
     causal-LM mapping, but the multimodal mappings come first, so they are not loaded as text models.)"""
     return auto_class == TEXT_AUTO_CLASS and not (family and family.modalities)
 
+PICKLED = (".bin", ".pt", ".pth", ".pkl", ".ckpt")  # weight files torch.load unpickles
+
 
 def load_model(path: str, config: Any, family: Family | None, auto_class: str, **kwargs: Any) -> torch.nn.Module:
     """`from_pretrained` with the family's class; a family `part` (a full Omni checkpoint's thinker) loads only
@@ -87,7 +91,14 @@ def load_model(path: str, config: Any, family: Family | None, auto_class: str, *
 
     if family is not None and family.part and getattr(config, family.part, None) is not None:
         config = getattr(config, family.part)
-    return getattr(tf, auto_class).from_pretrained(path, config=config, **kwargs)
+    try:
+        return getattr(tf, auto_class).from_pretrained(path, config=config, **kwargs)
+    except pickle.UnpicklingError:  # torch's weights_only load met a pickled object that is no tensor: code
+        pickled = sorted(p.name for p in Path(path).glob("*") if p.suffix in PICKLED) if Path(path).is_dir() else []
+        raise UnsafeCheckpointError(
+            f"{path}: its weights{' (' + ', '.join(pickled) + ')' if pickled else ''} are pickled and hold objects "
+            "other than tensors, which loading them would run as code; they are refused unread. Use a checkpoint "
+            "saved as .safetensors (save_pretrained's default)") from None
 
 
 WEIGHT_SAMPLE_BYTES = 1 << 20

@@ -1,12 +1,13 @@
 """Typed chat messages in, text out: the one interface every model adapter implements."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Literal, Protocol, Union, runtime_checkable
 
 import numpy as np
 from PIL import Image
 
+from hallubench.config import AtLeastOne, PositiveFraction, check_numbers
 from hallubench.errors import GenerationError, ModelUnusable  # noqa: F401  (importable from here, as before)
 
 
@@ -81,21 +82,14 @@ class GenerationSettings:
     decoding to the model's own defaults (hf: the checkpoint's generation_config, sampling or not; an
     OpenAI-compatible server: no temperature or top_p sent), for papers that "retain the default" of each model."""
 
-    max_new_tokens: int = 256
+    max_new_tokens: AtLeastOne[int] = 256
     temperature: float | None = 0.0
-    top_p: float = 1.0
-    n: int = 1
+    top_p: PositiveFraction[float] = 1.0
+    n: AtLeastOne[int] = 1
     seed: int | None = None
 
-    def __post_init__(self) -> None:
-        if self.max_new_tokens < 1:
-            raise ValueError(f"max_new_tokens must be >= 1; got {self.max_new_tokens}")
-        if self.temperature is not None and self.temperature < 0:
-            raise ValueError(f"temperature must be >= 0; got {self.temperature}")
-        if not 0 < self.top_p <= 1:
-            raise ValueError(f"top_p must be in (0, 1]; got {self.top_p}")
-        if self.n < 1:
-            raise ValueError(f"n must be >= 1; got {self.n}")
+    def __post_init__(self) -> None:  # each number finite and in its field's range (hallubench/config.py)
+        check_numbers(GenerationSettings, {f.name: getattr(self, f.name) for f in fields(self)})
 
     @property
     def do_sample(self) -> bool:

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
-from hallubench.config import Benign, Endpoint, NameOrPath, PluginConfig, SecretEnv
+from hallubench.config import AtLeastOne, Benign, Endpoint, NameOrPath, PluginConfig, SecretEnv, Timeout, read_text
 from hallubench.models.protocol import Conversation, GenerationError, GenerationSettings, TextPart
 from hallubench.registry import register_model
 
@@ -37,10 +37,10 @@ class SearchArgs(PluginConfig):
     model_is_checkpoint: ClassVar[bool] = False  # so the harness does not check `model` as a checkpoint folder
     base_url: Endpoint[str] = "https://google.serper.dev"
     api_key_env: SecretEnv[str] = "SERPER_API_KEY"
-    snippets: int = 10  # EasyDetect config.yaml snippet_cnt
-    timeout: float = 30.0
+    snippets: AtLeastOne[int] = 10  # EasyDetect config.yaml snippet_cnt
+    timeout: Timeout[float] = 30.0
     embedder: NameOrPath[str | None] = None
-    top_k: int = 5
+    top_k: AtLeastOne[int] = 5
     device: Benign[str] = "cpu"
 
 
@@ -122,7 +122,7 @@ class CorpusSearch:
 
 def read_corpus(path: Path) -> list[str]:
     """The corpus's passages: one a line (.jsonl: each line's "text"); ValueError naming the file when empty."""
-    lines = [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    lines = [line for line in read_text(path, "the search corpus").splitlines() if line.strip()]
     passages = [str(json.loads(line)["text"]) for line in lines] if path.suffix == ".jsonl" else lines
     if not passages:
         raise ValueError(f"the search corpus {path} holds no passage (one a line, or .jsonl with a 'text' field)")

@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from hallubench.config import Benign, NameOrPath, PluginConfig
+from hallubench.config import AtLeastOne, Benign, Fraction, NameOrPath, PluginConfig
 from hallubench.models.protocol import Conversation, GenerationSettings, ImagePart, TextPart
 from hallubench.registry import register_model
 
@@ -31,8 +31,8 @@ class GroundingDinoArgs(PluginConfig):
     model: NameOrPath[str]  # a Grounding DINO checkpoint (Hub id or folder)
     revision: Benign[str | None] = None
     device: Benign[str] = "cpu"
-    box_threshold: float = 0.35
-    text_threshold: float = 0.25
+    box_threshold: Fraction[float] = 0.35
+    text_threshold: Fraction[float] = 0.25
 
 
 @dataclass(frozen=True)
@@ -42,10 +42,10 @@ class SceneTextArgs(PluginConfig):
     revision: Benign[str | None] = None
     device: Benign[str] = "cpu"
     caption: Benign[str] = "word.number"  # the detector's text prompt
-    box_threshold: float = 0.2
-    text_threshold: float = 0.25
-    area_threshold: float = 0.001
-    max_new_tokens: int = 32
+    box_threshold: Fraction[float] = 0.2
+    text_threshold: Fraction[float] = 0.25
+    area_threshold: Fraction[float] = 0.001
+    max_new_tokens: AtLeastOne[int] = 32
 
 
 def image_and_query(conversation: Conversation) -> tuple[Any, str]:

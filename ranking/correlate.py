@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import csv
+import io
 import json
 import math
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from hallubench.errors import ConfigError
+from hallubench.config import read_text
+from hallubench.errors import ConfigError, shown
 from hallubench.metrics.crosscheck.crosscheck import rank_correlation
 
 
@@ -32,8 +34,8 @@ def _number(value: Any, where: str) -> float:
         number = float(value)
     except (TypeError, ValueError):
         number = math.nan
-    if math.isnan(number):
-        raise ConfigError(f"{where}: score {value!r} is not a number")
+    if not math.isfinite(number):
+        raise ConfigError(f"{where}: score {shown(value)} is not a finite number")
     return number
 
 
@@ -49,7 +51,7 @@ def load_reference(path: Path, higher_is_better: bool = False) -> Reference:
     ref = Reference(source=str(path))
     if path.suffix.lower() == ".json":
         try:
-            data = json.loads(path.read_text())
+            data = json.loads(read_text(path, "--reference"))
         except json.JSONDecodeError as err:
             raise ConfigError(f"--reference {path}: not JSON ({err})") from None
         if isinstance(data, list) and all(isinstance(m, str) for m in data):
@@ -59,8 +61,7 @@ def load_reference(path: Path, higher_is_better: bool = False) -> Reference:
         else:
             raise ConfigError(f"--reference {path}: expected {{model: score}} or a list of model names, best first")
         return ref
-    with open(path, newline="", encoding="utf-8") as handle:
-        rows = list(csv.DictReader(handle))
+    rows = list(csv.DictReader(io.StringIO(read_text(path, "--reference"), newline="")))
     if not rows or not {"model", "score"} <= set(rows[0]):
         raise ConfigError(f"--reference {path}: expected a CSV with a header holding model and score "
                           "(optional task and id columns)")

@@ -121,7 +121,7 @@ def test_bad_generation_values_are_config_errors_naming_the_flag(text, message):
     (["--model", "hf"], "--model-args needs pretrained=CHECKPOINT"),
     (["--model", "hf", "--model-args", "pretrained=x,bogus=1"],
      "--model-args for --model hf: unknown key(s) bogus; allowed: attn_implementation"),
-    (["--config", "/no/such/run.yaml"], "--config /no/such/run.yaml: [Errno 2]"),
+    (["--config", "/no/such/run.yaml"], "--config /no/such/run.yaml: cannot be read (No such file"),
 ])
 def test_model_and_config_mistakes_are_one_line_errors_before_any_model_loads(argv, message, tmp_path, capsys,
                                                                                  monkeypatch):

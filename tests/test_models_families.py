@@ -215,14 +215,15 @@ def from_pretrained_calls(monkeypatch):
 def test_an_unknown_model_argument_is_refused_naming_the_allowed_ones_before_anything_loads(
         tiny_checkpoint, from_pretrained_calls, tmp_path, capsys):
     path = str(tiny_checkpoint("llama"))
-    with pytest.raises(ConfigError, match=r"unknown key\(s\) max_pixel; allowed: attn_implementation, batch_size, "
-                                          r"cache_implementation, device, device_map, dtype, max_pixels, min_pixels, model, processor_kwargs, "
+    with pytest.raises(ConfigError, match=r"unknown key\(s\) max_pixel \(did you mean 'max_pixels'.*\); allowed: "
+                                          r"attn_implementation, batch_size, cache_implementation, device, device_map, "
+                                          r"dtype, max_pixels, min_pixels, model, pretrained, processor_kwargs, "
                                           r"revision, trust_remote_code, use_audio_in_video"):
         model_config("hf", {"model": path, "max_pixel": 10})
     assert main(["run", "--model", "hf", "--model-args", f"pretrained={path},audio_in_video=true", "--tasks", "cmm",
                  "--data-dir", str(tmp_path), "--output-dir", str(tmp_path / "run")]) == 2
-    assert "unknown key(s) audio_in_video; allowed:" in capsys.readouterr().err
-    for bad, message in (({"min_pixels": -1}, "min_pixels must be a positive whole number"),
+    assert "unknown key(s) audio_in_video (did you mean 'use_audio_in_video'?); allowed:" in capsys.readouterr().err
+    for bad, message in (({"min_pixels": -1}, "min_pixels must be >= 1; got -1"),
                          ({"min_pixels": 200, "max_pixels": 100}, r"min_pixels \(200\) is above max_pixels \(100\)"),
                          ({"trust_remote_code": "yes"}, "trust_remote_code must be true or false"),
                          ({"cache_implementation": "statik"}, "cache_implementation must be one of static, ")):

@@ -80,7 +80,7 @@ def test_reference_files(tmp_path):
     assert load_reference(ranking).systems[""] == {"b": 0.0, "a": 1.0}
     bad = tmp_path / "bad.csv"
     bad.write_text("model,score\na,0.1\nb,high\n")
-    with pytest.raises(ConfigError, match="bad.csv:3: score 'high' is not a number"):
+    with pytest.raises(ConfigError, match="bad.csv:3: score 'high' is not a finite number"):
         load_reference(bad)
     (tmp_path / "cols.csv").write_text("name,value\na,1\n")
     with pytest.raises(ConfigError, match="model and score"):
