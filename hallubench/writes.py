@@ -24,9 +24,9 @@ from typing import BinaryIO, Callable
 from hallubench.errors import FolderWriteError, LinkedPathError, UnmarkedFolderError
 from hallubench.redact import redact
 
-# Files read as text, redacted whole before they are put in place; others (parquet, png, sqlite) are not text.
-TEXT_SUFFIXES = {".json", ".jsonl", ".md", ".html", ".htm", ".js", ".css", ".txt", ".csv", ".tsv", ".yaml", ".yml",
-                 ".svg", ".py", ".log", ""}
+# The files of records, cards, sites and logs: redacted whole before they are put in place. Others are not
+# redacted: data (parquet, png, sqlite) and code copied byte for byte (a metric script in evaluate's cache).
+TEXT_SUFFIXES = {".json", ".jsonl", ".md", ".html", ".htm", ".js", ".txt", ".csv", ".tsv", ".yaml", ".yml", ".log"}
 # The mark of a folder hallubench made whole (a dataset folder, a site); older sites carry the second name.
 MARK, OLD_MARKS = ".hallubench-made", (".hallubench-site",)
 
@@ -96,7 +96,7 @@ def redacted_bytes(name: str, data: bytes) -> bytes:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
-        return data  # not text after all (a suffix-less binary)
+        return data  # not text after all
     return redact(text).encode("utf-8")
 
 
