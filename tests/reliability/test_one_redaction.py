@@ -12,7 +12,7 @@ import typing
 
 import pytest
 
-from hallubench.config import ENDPOINT, SECRET, SECRET_ENV, field_kinds
+from hallubench.config import SECRET, SECRET_ENV, field_kinds
 from hallubench.harness import atomic, store
 from hallubench.redact import MASK, redact, redact_values
 from hallubench.registry import JUDGES, MODELS
