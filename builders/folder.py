@@ -67,8 +67,8 @@ def build_release(builder_cls: type[ReleaseBuilder], source: str | Path, out: st
         raise BuildError(f"source {source} does not exist: point --source at the official {builder_cls.NAME} release.")
     if out.exists() and not (out.is_dir() and not any(out.iterdir())) and not overwrite:
         raise BuildError(f"output {out} already exists and is not empty: choose another --output-dir or pass --overwrite.")
-    check_replaceable(out, "--output-dir", f"{builder_cls.NAME} dataset")  # --overwrite deletes only what we made
     check_output_location(source, out)
+    check_replaceable(out, "--output-dir", f"{builder_cls.NAME} dataset")  # --overwrite deletes only what we made
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.building-", dir=out.parent))
