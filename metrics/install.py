@@ -167,7 +167,7 @@ def load(name: str, script: Path, **options):
     short is replaced, not imported. A cache that cannot be written is a FolderWriteError naming it."""
     import evaluate
 
-    cache = default_modules_cache()
+    cache = Path(evaluate.config.HF_MODULES_CACHE)  # where this evaluate copies it (read once, at its import)
     try:
         repair(cache, {name: Path(script)})
         return evaluate.load(str(script), **options)
