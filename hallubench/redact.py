@@ -26,8 +26,10 @@ _URL_CREDENTIALS = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s@\"'\\<>]+@")
 _AUTHORIZATION = re.compile(r"(?i)\b((?:bearer|basic)\s+)[^\s\"',;\\<>]+")
 _TOKEN_SHAPES = re.compile(r"\b(?:hf_[A-Za-z0-9]{20,}|sk-[A-Za-z0-9_\-]{20,})")
 # token=..., "api_key": "...", password=... as written in --model-args, a YAML/JSON dump or a URL query (?key=, &sig=).
-_SECRET_NAME = r"[a-z_]*token|[a-z_]*api[_-]?key|password|passwd|secret|client_secret|signature"
-_SECRET_FIELD = re.compile(rf"(?i)\b((?:{_SECRET_NAME})\"?\s*[=:]\s*\"?)[^\s\"',;&}}\\<>]+")
+# (hf_token=, access_token:, client_secret= match at their last word: the same mask, found without backtracking)
+_SECRET_NAME = r"token|api[_-]?key|password|passwd|secret|signature"
+_SECRET_FIELD = re.compile(rf"(?i)((?:{_SECRET_NAME})\"?\s*[=:]\s*\"?)[^\s\"',;&}}\\<>]+")
+_FIELD_WORDS = ("token", "api", "passw", "secret", "signature")
 _SECRET_PARAMETER = re.compile(r"(?i)([?&](?:key|sig|code|auth|access_token|token)=)[^\s\"'&#\\<>]+")
 # The environment variables whose values are credentials: these, any named like them, and those configs name.
 _CREDENTIAL_VARIABLES = {"HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "OPENAI_API_KEY"}
@@ -70,10 +72,18 @@ def url_secrets(url: str) -> list[str]:
     return [userinfo, pair, unquote(password), base64.b64encode(pair.encode()).decode()]
 
 
+_names: dict[tuple[int, int], frozenset[str]] = {}
+
+
 def secrets_in_use() -> list[str]:
-    """The credential values of this process: those noted, and the values of the credential variables set."""
-    names = _CREDENTIAL_VARIABLES | _noted_variables | {n for n in os.environ if _CREDENTIAL_VARIABLE.search(n)}
-    values = {os.environ.get(name, "") for name in names} | _noted_secrets
+    """The credential values of this process: those noted, and the values of the credential variables set (their
+    names found again when the environment or the noted names change in number; every line written asks)."""
+    key = (len(os.environ), len(_noted_variables))
+    if key not in _names:
+        _names.clear()
+        _names[key] = frozenset(_CREDENTIAL_VARIABLES | _noted_variables |
+                                {n for n in os.environ if _CREDENTIAL_VARIABLE.search(n)})
+    values = {os.environ.get(name, "") for name in _names[key]} | _noted_secrets
     return sorted((v for v in values if len(v) >= _MIN_SECRET), key=len, reverse=True)
 
 
@@ -85,11 +95,18 @@ def redact(text: str, secrets: Iterable[str] = ()) -> str:
             escaped = json.dumps(secret, ensure_ascii=False)[1:-1]  # as it stands inside JSON text
             if escaped != secret:
                 text = text.replace(escaped, MASK)
-    text = _URL_CREDENTIALS.sub(rf"\1{MASK}@", text)
-    text = _SECRET_FIELD.sub(rf"\1{MASK}", text)
-    text = _SECRET_PARAMETER.sub(rf"\1{MASK}", text)
-    text = _TOKEN_SHAPES.sub(MASK, text)
-    return _AUTHORIZATION.sub(rf"\1{MASK}", text)
+    low = text.lower()  # each pattern runs only where its cheap mark is (every record line written is redacted)
+    if "@" in low:
+        text = _URL_CREDENTIALS.sub(rf"\1{MASK}@", text)
+    if any(word in low for word in _FIELD_WORDS):
+        text = _SECRET_FIELD.sub(rf"\1{MASK}", text)
+    if "=" in low:
+        text = _SECRET_PARAMETER.sub(rf"\1{MASK}", text)
+    if "hf_" in low or "sk-" in low:
+        text = _TOKEN_SHAPES.sub(MASK, text)
+    if "bearer" in low or "basic" in low:
+        text = _AUTHORIZATION.sub(rf"\1{MASK}", text)
+    return text
 
 
 def redact_values(value: Any, secrets: Iterable[str] = ()) -> Any:

@@ -169,12 +169,14 @@ def test_sigterm_stops_every_command_with_one_line(command, monkeypatch, capsys)
         f"hallubench {command}:"), err
 
 
-def _stop(child, is_busy, timeout=120):
+def _stop(child, is_busy, release, timeout=120):
+    """SIGTERM to `child` once `is_busy()`; then `release()` answers what it waits on (the calls in flight end)."""
     deadline = time.monotonic() + timeout
     while not is_busy():
         assert child.poll() is None and time.monotonic() < deadline, child.communicate()[1][-3000:]
         time.sleep(0.1)
     child.send_signal(signal.SIGTERM)
+    release()
     return child.communicate(timeout=120)[1]
 
 
@@ -182,15 +184,13 @@ def test_sigterm_during_a_real_run_and_rank_prints_one_line(server, data_dir, ju
     server.delay = 60.0
     run = hallubench(*openai_run_argv(server, data_dir, tmp_path / "run"))
     wait_for_holder(tmp_path / "run", run.pid)
-    err = _stop(run, lambda: server.requests)
-    server.release.set()
+    err = _stop(run, lambda: server.requests, server.release.set)
     assert run.returncode == 130 and "Traceback" not in err, err
     assert [line for line in err.splitlines() if "SIGTERM" in line][0].startswith("hallubench run: the run was "
                                                                                   "interrupted (SIGTERM)"), err
     judge_server.hold_after = 0  # the first judge call is held: rank is judging when the signal comes
     rank = hallubench(*_rank_argv(tmp_path, judge_server, tmp_path / "judgments.sqlite"))
-    err = _stop(rank, lambda: judge_server.calls)
-    judge_server.hold_after = None
+    err = _stop(rank, lambda: judge_server.calls, lambda: setattr(judge_server, "hold_after", None))
     assert rank.returncode == 130 and "Traceback" not in err, err
     lines = [line for line in err.splitlines() if line.startswith("hallubench rank:")]
     assert len(lines) == 1 and "interrupted (SIGTERM)" in lines[0] and "run the same command again" in lines[0], err
