@@ -29,6 +29,7 @@ _TOKEN_SHAPES = re.compile(r"\b(?:hf_[A-Za-z0-9]{20,}|sk-[A-Za-z0-9_\-]{20,})")
 # (hf_token=, access_token:, client_secret= match at their last word: the same mask, found without backtracking)
 _SECRET_NAME = r"token|api[_-]?key|password|passwd|secret|signature"
 _SECRET_FIELD = re.compile(rf"(?i)((?:{_SECRET_NAME})\"?\s*[=:]\s*\"?)[^\s\"',;&}}\\<>]+")
+_SECRET_KEY = re.compile(rf"(?i)(?:{_SECRET_NAME})$")  # a mapping's key naming a credential: its value is one
 _FIELD_WORDS = ("token", "api", "passw", "secret", "signature")
 _SECRET_PARAMETER = re.compile(r"(?i)([?&](?:key|sig|code|auth|access_token|token)=)[^\s\"'&#\\<>]+")
 # The environment variables whose values are credentials: these, any named like them, and those configs name.
@@ -117,7 +118,7 @@ def redact_values(value: Any, secrets: Iterable[str] = ()) -> Any:
         return redact(value, secrets)
     if isinstance(value, dict):
         return {redact(key, secrets) if isinstance(key, str) else key:
-                MASK if isinstance(item, str) and _SECRET_FIELD.fullmatch(f"{key}={item}") else
+                MASK if isinstance(item, str) and isinstance(key, str) and _SECRET_KEY.search(key) else
                 redact_values(item, secrets) for key, item in value.items()}
     if isinstance(value, (list, tuple)):
         return type(value)(redact_values(item, secrets) for item in value)
