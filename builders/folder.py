@@ -34,6 +34,7 @@ from hallubench.errors import BuildError, NothingLeftToBuildError
 from hallubench.builders.eval_yaml import FILE as EVAL_FILE
 from hallubench.builders.eval_yaml import eval_yaml
 from hallubench.builders.hub import Snapshot
+from hallubench.writes import check_replaceable, mark_folder, write_text_atomically
 from hallubench.builders.safe_files import (check_output_location, is_output_error, output_error, regular_file_inside,
                                             release_root)
 
@@ -67,6 +68,7 @@ def build_release(builder_cls: type[ReleaseBuilder], source: str | Path, out: st
     if out.exists() and not (out.is_dir() and not any(out.iterdir())) and not overwrite:
         raise BuildError(f"output {out} already exists and is not empty: choose another --output-dir or pass --overwrite.")
     check_output_location(source, out)
+    check_replaceable(out, "--output-dir", f"{builder_cls.NAME} dataset")  # --overwrite deletes only what we made
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.building-", dir=out.parent))
@@ -98,6 +100,7 @@ def build_release(builder_cls: type[ReleaseBuilder], source: str | Path, out: st
         del configs
         shutil.rmtree(tmp / ".cache")
         write_extras(tmp, builder_cls, source, summary)
+        mark_folder(tmp, f"hallubench build {builder_cls.NAME} --overwrite")
         replace_folder(tmp, out)
     except BaseException as err:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -153,9 +156,8 @@ def write_extras(folder: Path, builder_cls: type[ReleaseBuilder], source: Path, 
     """The dataset card, eval.yaml (when a task scores the benchmark), the upstream LICENSE when the release has
     one, and skipped.jsonl."""
     if summary.skipped:
-        with open(folder / "skipped.jsonl", "w", encoding="utf-8") as f:
-            for row in summary.skipped:
-                f.write(json.dumps(row, ensure_ascii=False) + "\n")
+        write_text_atomically(folder / "skipped.jsonl",
+                              "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in summary.skipped))
     license_file = (source if source.is_dir() else source.parent) / "LICENSE"
     if license_file.is_file():
         try:  # a LICENSE linked out of the release (to /etc/passwd) must not end up in the dataset
@@ -163,11 +165,11 @@ def write_extras(folder: Path, builder_cls: type[ReleaseBuilder], source: Path, 
         except RowError as err:
             raise BuildError(str(err).replace("media file", "file", 1)) from None
     card = render_card(builder_cls, summary)
-    (folder / "README.md").write_text(card, encoding="utf-8")
+    write_text_atomically(folder / "README.md", card)
     name = yaml.safe_load(card.split("---\n")[1]).get("pretty_name", builder_cls.NAME)
     text = eval_yaml(builder_cls.NAME, name)
     if text is not None:
-        (folder / EVAL_FILE).write_text(text, encoding="utf-8")
+        write_text_atomically(folder / EVAL_FILE, text)
 
 
 def render_card(builder_cls: type[ReleaseBuilder], summary: BuildSummary) -> str:
@@ -221,7 +223,8 @@ def card_yaml(builder_cls: type[ReleaseBuilder], summary: BuildSummary) -> str:
 
 
 def replace_folder(tmp: Path, out: Path) -> None:
-    """Move the finished `tmp` to `out`, replacing an old `out` only after the new one is complete."""
+    """Move the finished `tmp` to `out`, replacing an old `out` (one hallubench made: `check_replaceable`) only after
+    the new one is complete."""
     old = None
     if out.exists():
         if out.is_dir() and not any(out.iterdir()):

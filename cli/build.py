@@ -25,7 +25,7 @@ def register(subparsers: argparse._SubParsersAction, summary: str) -> None:
     parser.add_argument("--skip-missing", action="store_true",
                         help="leave out bad rows (missing media or fields, unknown values) and list them in "
                              "<output-dir>/skipped.jsonl instead of stopping")
-    parser.add_argument("--overwrite", action="store_true", help="replace an existing, non-empty --output-dir")
+    parser.add_argument("--overwrite", action="store_true", help="replace an existing --output-dir that hallubench built (a folder it did not make is never deleted)")
     parser.set_defaults(func=run)
 
 

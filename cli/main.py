@@ -6,9 +6,12 @@ so `hallubench --help` and `hallubench COMMAND --help` answer at once.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import os
+import signal
 import sys
+import threading
 from importlib.metadata import version
 
 # Other libraries' progress bars (dataset generation, weight loading and saving, downloads) and their info and
@@ -35,6 +38,7 @@ quiet_libraries()  # before the import below, which imports huggingface_hub (its
 import hallubench.metrics  # noqa: E402,F401  its import puts the metrics into evaluate's cache (bare-name evaluate.load)
 from hallubench.cli.includes import add_include_argument, included  # noqa: E402
 from hallubench.errors import HallubenchError, RunInterrupted, did_you_mean  # noqa: E402
+from hallubench.redact import redact, redact_log_records  # noqa: E402
 from hallubench.registry import include  # noqa: E402
 
 # Each module exposes `register(subparsers)`, adding its parser with `func=handler(args) -> int`.
@@ -103,22 +107,44 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     quiet_libraries()
+    redact_log_records()
     command = next((arg for arg in argv if not arg.startswith("-")), "")
     name = f"hallubench {command}" if command in COMMANDS else "hallubench"
     try:
-        return _dispatch(argv, command)
+        with sigterm_as_interrupt():
+            return _dispatch(argv, command)
     except RunInterrupted as err:  # not an error: the message says what was kept and how to resume
-        print(f"{name}: {err}", file=sys.stderr)
+        print(f"{name}: {redact(str(err))}", file=sys.stderr)
         return err.exit_code
     except HallubenchError as err:  # every user-facing error, a broken plug-in's included: its message, no traceback
-        print(f"{name}: error: {err}", file=sys.stderr)
+        print(f"{name}: error: {redact(str(err))}", file=sys.stderr)
         return err.exit_code
-    except KeyboardInterrupt:  # before anything was written: a run turns a later one into RunInterrupted
-        print(f"{name}: interrupted; nothing was changed", file=sys.stderr)
+    except KeyboardInterrupt as err:  # a run turns it into RunInterrupted; other commands write their output whole
+        print(f"{name}: interrupted ({err.args[0] if err.args else 'SIGINT'}) before it finished; it writes its output "
+              "whole at the end, so none of it was changed (a --cache keeps the judgments already made): run the "
+              "same command again", file=sys.stderr)
         return RunInterrupted.exit_code
     except BrokenPipeError:  # the reader left (`hallubench models | head`): as the Python docs advise, no traceback
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # and no second error at exit's flush
         return 1
+
+
+@contextlib.contextmanager
+def sigterm_as_interrupt():
+    """SIGTERM stops every command as Ctrl-C does (KeyboardInterrupt("SIGTERM")), so each prints its one line and
+    keeps what it finished; a command added later is covered without saying so."""
+    if threading.current_thread() is not threading.main_thread():  # signals reach the main thread only
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, _terminate)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _terminate(signum, frame) -> None:
+    raise KeyboardInterrupt("SIGTERM")
 
 
 def _dispatch(argv: list[str], command: str) -> int:

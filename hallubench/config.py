@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
 from hallubench.errors import ConfigError, UntrustedRecordError, did_you_mean, shown
+from hallubench.redact import note_secret, note_secret_variable, note_url
 
 C = TypeVar("C", bound="PluginConfig")
 T = TypeVar("T")
@@ -267,6 +268,8 @@ class PluginConfig:
         for key, value in args.items():
             if not _matches(value, hints[key]):
                 raise ConfigError(f"{what}: {key}={shown(value)} is not of type {_describe(hints[key])}")
+        if config is not None:
+            note_credentials(config)
         return config
 
     @classmethod
@@ -331,6 +334,16 @@ def _describe(hint: Any) -> str:
     options = typing.get_args(hint) if typing.get_origin(hint) in (typing.Union, types.UnionType) else (hint,)
     return " or ".join("None" if option is type(None) else getattr(typing.get_origin(option) or option, "__name__",
                                                                    str(option)) for option in options)
+
+
+def note_credentials(config: PluginConfig) -> None:
+    """Tell the one redaction (hallubench/redact.py) the credentials `config` holds or names: the value of each
+    `SecretEnv` variable and `Secret` is masked wherever it would be written, and so is an `Endpoint`'s password."""
+    noting = {SECRET_ENV: note_secret_variable, SECRET: note_secret, ENDPOINT: note_url}
+    for name, kind in field_kinds(type(config)).items():
+        value = getattr(config, name)
+        if kind in noting and isinstance(value, str):
+            noting[kind](value)
 
 
 def field_kinds(cls: type[PluginConfig]) -> dict[str, str | None]:

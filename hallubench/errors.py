@@ -170,6 +170,20 @@ class UnreadableResultsError(ConfigError):
     or not UTF-8); the message names the file and the key."""
 
 
+class LinkedPathError(FolderWriteError):
+    """A file hallubench would write (or append to, or replace) is a symbolic link: writing through it would change a
+    file elsewhere, so nothing is written; the message names the link and where it points."""
+
+
+class UnmarkedFolderError(ConfigError):
+    """`--overwrite` (or `view --output-dir`) names a folder that hallubench did not make: it is never deleted."""
+
+
+class JudgmentCacheError(ConfigError):
+    """The judgment cache (`--cache`, judges/judgment_cache.py) is no SQLite cache hallubench can use: a folder, a
+    damaged file, locked past the busy timeout. A full or read-only disk there is a FolderWriteError."""
+
+
 class MixedOutputError(ConfigError):
     """A folder's files that are written together (a ranking, a run's results and charts) do not match the manifest
     of their last whole write: a writer was cut off while replacing them, or a file was replaced by hand."""

@@ -1,11 +1,9 @@
-"""Whole files of run and ranking folders (merged samples, results.json, charts, leaderboards, the run state),
-written to a temporary file beside them, fsynced, then renamed over the old one; and whole outputs of several
-files, swapped in together.
+"""Whole outputs of several files of run and ranking folders, swapped in together; a single file is written whole
+by hallubench/writes.py (a temporary twin, redacted, fsynced, renamed: never through a link), as each file here is.
 
 A reader (or a kill -9) sees the old file or the new one, never a part. A full or read-only disk is a
-`FolderWriteError` naming the file, and the temporary file is removed: what the folder held stays, and the same
-command run again redoes the write. Hand-written because `atomicwrites`, the library for this, is archived
-(unmaintained since 2022) and the rest is one rename.
+`FolderWriteError` naming the file, and the temporary files are removed: what the folder held stays, and the same
+command run again redoes the write.
 
 Outputs of several files that belong together (a ranking folder's leaderboards, a run's results.json and charts)
 go through `write_files`: every file is written beside its place first, then all are renamed in, then their
@@ -26,54 +24,10 @@ import tempfile
 from pathlib import Path
 from typing import Callable, Mapping
 
-from hallubench.errors import FolderWriteError, MixedOutputError
+from hallubench.errors import MixedOutputError
+from hallubench.writes import fsync_file, redact_file, remove_quietly, temporary_path, write_error
 
 MANIFEST = ".hallubench-files.json"
-
-
-def temporary_path(path: Path) -> Path:
-    """Where `path` is written before the rename: a hidden name beside it, keeping its suffix (matplotlib
-    picks the image format from it)."""
-    return path.with_name(f".{path.stem}.tmp{path.suffix}")
-
-
-def write_error(path: Path, err: OSError, kept: str | None = None, *, changed: bool = False) -> FolderWriteError:
-    """The error for a write of `path` the disk refused; `kept` says truthfully what is on disk now (default: `path`
-    as it was before), `changed` whether the folder was changed half-way (its readers then refuse it)."""
-    error = FolderWriteError(f"cannot write {path}: {err.strerror or err}. Free space on that disk (or make the folder "
-                             f"writable) and run the same command again; {kept or f'{path.name} and the rest of the folder are unchanged'}")
-    error.folder_changed = changed
-    return error
-
-
-def _remove(tmp: Path) -> None:
-    with contextlib.suppress(OSError):  # on a read-only disk it was never made
-        tmp.unlink(missing_ok=True)
-
-
-def write_atomically(path: Path, write: Callable[[Path], object]) -> Path:
-    """`write(tmp)` fills a temporary file, which then replaces `path`; FolderWriteError (nothing left behind)
-    when the disk refuses. A `write` that makes no file (a chart with nothing to show) leaves `path` as it was."""
-    path = Path(path)
-    tmp = temporary_path(path)
-    try:
-        write(tmp)
-        if not tmp.exists():
-            return path
-        with open(tmp, "rb+") as handle:
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except OSError as err:
-        _remove(tmp)
-        raise write_error(path, err) from err
-    except BaseException:  # Ctrl-C or a bug while writing: no half file beside the old one either
-        _remove(tmp)
-        raise
-    return path
-
-
-def write_bytes_atomically(path: Path, data: bytes) -> Path:
-    return write_atomically(path, lambda tmp: tmp.write_bytes(data))
 
 
 def _digest(path: Path) -> str:
@@ -82,11 +36,6 @@ def _digest(path: Path) -> str:
         for block in iter(lambda: handle.read(1 << 20), b""):
             hasher.update(block)
     return hasher.hexdigest()
-
-
-def _fsync(path: Path) -> None:
-    with open(path, "rb+") as handle:
-        os.fsync(handle.fileno())
 
 
 def _fsync_folder(folder: Path) -> None:
@@ -124,24 +73,27 @@ def write_files(folder: Path, writers: Mapping[str, Callable[[Path], object]], w
         for name, write in writers.items():
             tmp = temporary_path(folder / name)
             staged[name] = tmp
+            remove_quietly(tmp)  # a link planted under the twin's name is removed, not followed
             write(tmp)
             if tmp.exists():
-                _fsync(tmp)
+                redact_file(tmp)
+                fsync_file(tmp)
         made = {name: tmp for name, tmp in staged.items() if tmp.exists()}
         table = {"what": what, "files": {name: _digest(tmp) for name, tmp in made.items()}}
         staged[MANIFEST] = temporary_path(folder / MANIFEST)
+        remove_quietly(staged[MANIFEST])
         staged[MANIFEST].write_text(json.dumps(table, indent=1) + "\n", encoding="utf-8")
-        _fsync(staged[MANIFEST])
+        fsync_file(staged[MANIFEST])
     except OSError as err:
         failed = folder / name if MANIFEST not in staged else folder / MANIFEST
         for tmp in staged.values():
-            _remove(tmp)
+            remove_quietly(tmp)
         previous = "its previous files" if _manifest(folder) is not None else "what it held before"
         raise write_error(failed, err, f"nothing of the new {what} was put in place: {folder} still holds "
                                        f"{previous}, unchanged") from err
     except BaseException:
         for tmp in staged.values():
-            _remove(tmp)
+            remove_quietly(tmp)
         raise
     name, changed = MANIFEST, False
     try:
@@ -157,7 +109,7 @@ def write_files(folder: Path, writers: Mapping[str, Callable[[Path], object]], w
         _fsync_folder(folder)
     except OSError as err:
         for tmp in staged.values():
-            _remove(tmp)
+            remove_quietly(tmp)
         if not changed:
             raise write_error(folder / name, err, f"nothing of the new {what} was put in place: {folder} still holds "
                                                   "its previous files, unchanged") from err
@@ -202,6 +154,8 @@ def replace_folder(folder: Path):
     old = folder.with_name(f".{folder.name}.old-{staging.name.rsplit('-', 1)[-1]}")
     try:
         yield staging
+        for path in staging.rglob("*"):  # every text file of the new output, whatever it holds, masked
+            redact_file(path)
         if folder.exists():
             os.replace(folder, old)
         os.replace(staging, folder)

@@ -37,7 +37,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterator
 from hallubench.errors import ConfigError, FolderBusy, FolderWriteError
-from hallubench.models.redact import redact
+from hallubench.redact import redact
+from hallubench.writes import refuse_link
 
 LOCK_NAME = ".hallubench.lock"
 RANKS_NAME = ".hallubench-ranks.lock"
@@ -98,9 +99,11 @@ class FolderLock:
     def __init__(self, folder: Path, purpose: str):
         self.folder = Path(folder)
         self.path = self.folder / LOCK_NAME
+        for path in (self.path, self.folder / RANKS_NAME):  # written and truncated: never through a link
+            refuse_link(path)
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
-            self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
             taken = _try_flock(self._fd, fcntl.LOCK_EX)
         except OSError as err:  # read-only or full disk, no permission, a file system without locks
             use = "upload" if purpose in UPLOADS else "read"
@@ -131,7 +134,7 @@ class FolderLock:
         self._write()
 
     def _check_no_stray_ranks(self, previous: dict[str, Any]) -> None:
-        fd = os.open(self.folder / RANKS_NAME, os.O_RDWR | os.O_CREAT, 0o644)
+        fd = os.open(self.folder / RANKS_NAME, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
         try:
             if not _try_flock(fd, fcntl.LOCK_EX):
                 raise FolderBusy(f"{self.folder}: processes of an earlier launch still write to it (their main "
@@ -169,7 +172,7 @@ class RankLock:
     """A non-main process's shared lock: taken after the main process holds the folder, until the run ends."""
 
     def __init__(self, folder: Path):
-        self._fd = os.open(Path(folder) / RANKS_NAME, os.O_RDWR | os.O_CREAT, 0o644)
+        self._fd = os.open(Path(folder) / RANKS_NAME, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
         fcntl.flock(self._fd, fcntl.LOCK_SH)
 
     def release(self) -> None:

@@ -21,7 +21,7 @@ from hallubench.harness.records import SampleRecord
 from hallubench.harness.scoring import parse_record
 from hallubench.loaders import MediaError
 from hallubench.models.protocol import ChatModel, GenerationError, GenerationSettings
-from hallubench.models.redact import redact
+from hallubench.redact import redact
 
 
 def error_entry(kind: str, err: Exception) -> dict[str, str]:

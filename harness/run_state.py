@@ -26,7 +26,8 @@ from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from hallubench.errors import FolderWriteError, MixedRunFolderError, StaleResultsError, UnfinishedRunError
 from hallubench.harness import digest, folder_lock, store
-from hallubench.harness.atomic import check_files, write_bytes_atomically
+from hallubench.harness.atomic import check_files
+from hallubench.writes import write_bytes_atomically
 from hallubench.harness.command import rescore_hint
 
 UNFINISHED = ".hallubench-unfinished.json"

@@ -51,7 +51,7 @@ from hallubench.harness.results_schema import ModelInfo, Results, RunInfo
 from hallubench.harness.scoring import without_media, score_task
 from hallubench.harness.sharding import shard
 from hallubench.models.protocol import NextTokenScorer
-from hallubench.models.redact import redact, redact_values
+from hallubench.redact import redact, redact_values
 from hallubench.registry import include
 
 RESULTS = "results.json"

@@ -37,9 +37,9 @@ def load_metric(name: str):
     """The evaluate module of packaged metric `name`, loaded from its folder by path. Its inputs stay in memory:
     scoring runs in one process, and evaluate's default Arrow cache file is locked per metric name, so concurrent
     runs scoring the same metric would wait on each other's lock (up to a second a computation)."""
-    import evaluate
+    from hallubench.metrics.install import load
 
-    metric = evaluate.load(str(METRICS.lookup(name)), keep_in_memory=True)
+    metric = load(name, METRICS.lookup(name), keep_in_memory=True)  # its cached copy checked, a full disk named
     missing = [attribute for attribute in CONTRACT if not hasattr(metric, attribute)]
     if missing:
         raise TypeError(f"metric {name!r} ({METRICS.lookup(name)}) declares no {', '.join(missing)}: every metric "

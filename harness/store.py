@@ -4,7 +4,8 @@ Each process appends finished samples to its own `samples_rank<k>.jsonl` (flushe
 record). At the end the main process merges every record into `samples.jsonl`, sorted by (task, id),
 and removes the rank files. A torn last line (a write cut by kill -9 or a full disk, at any byte: inside a
 multi-byte UTF-8 character too) is skipped and reported, and its sample runs again; a bad line anywhere else
-is an error naming the file and line. A full or read-only disk is a `FolderWriteError` naming the file.
+is an error naming the file and line. A full or read-only disk is a `FolderWriteError` naming the file; a rank
+file that is a symbolic link is refused (`LinkedPathError`), never appended through; every line is redacted.
 
 A record is one JSON line, a `SampleRecord` (harness/records.py, with its schema version); reading
 checks every line (`check_record`). Multi-step tasks also journal each finished step of each item the same
@@ -21,8 +22,9 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from hallubench.errors import CorruptRecordError
-from hallubench.harness.atomic import write_atomically, write_error
+from hallubench.writes import open_append, open_update, refuse_link, write_atomically, write_error
 from hallubench.harness.records import check_record
+from hallubench.redact import redact
 
 SAMPLES, STEPS = "samples", "steps"  # the two kinds of record files: one record per sample, per finished step
 MERGED = f"{SAMPLES}.jsonl"
@@ -106,10 +108,10 @@ class SampleWriter:
     """Appends records to one process's own file; each record is on disk when `append` returns."""
 
     def __init__(self, path: Path):
-        self.path = Path(path)
+        self.path = refuse_link(Path(path))  # a link here would take the records into a file elsewhere
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._drop_torn_tail()
-        self._file = open(self.path, "ab")
+        self._file = open_append(self.path)
 
     def _drop_torn_tail(self) -> None:
         # Only this process writes this file, so cutting a torn tail cannot race another writer.
@@ -119,7 +121,7 @@ class SampleWriter:
         end = data.rfind(b"\n") + 1
         if end == len(data):
             return
-        with open(self.path, "r+b") as handle:
+        with open_update(self.path) as handle:
             try:  # cut just before its newline: the record is whole, and the reader already counted it done
                 json.loads(data[end:])
             except ValueError:  # cut anywhere else, inside a UTF-8 character too
@@ -134,7 +136,7 @@ class SampleWriter:
     def append_all(self, records: list[dict[str, Any]]) -> None:
         """Append `records` (one line each) with one fsync: all are on disk when it returns."""
         try:
-            self._file.write(b"".join(json.dumps(r, ensure_ascii=False).encode() + b"\n" for r in records))
+            self._file.write(b"".join(record_line(r) for r in records))
             self._file.flush()
             os.fsync(self._file.fileno())
         except OSError as err:  # full or read-only disk: what is already on disk stays, a rerun resumes from it
@@ -143,6 +145,11 @@ class SampleWriter:
 
     def close(self) -> None:
         self._file.close()
+
+
+def record_line(record: dict[str, Any]) -> bytes:
+    """`record` as its JSON line, every credential in it masked (hallubench/redact.py)."""
+    return redact(json.dumps(record, ensure_ascii=False)).encode() + b"\n"
 
 
 def sort_key(record: dict[str, Any]) -> tuple[str, str, str]:
@@ -160,10 +167,13 @@ def merge(run_dir: Path, kind: str = SAMPLES, replace: Mapping[str, dict[str, An
         else:
             contents.records[key] = record
 
+    lines = {key: record_line(record) for key, record in contents.records.items()}
+    contents.records = {key: json.loads(line) for key, line in lines.items()}  # as the file holds them, masked
+
     def write(tmp: Path) -> None:
         with open(tmp, "wb") as handle:
             for record in sorted(contents.records.values(), key=sort_key):
-                handle.write(json.dumps(record, ensure_ascii=False).encode() + b"\n")
+                handle.write(lines[record["key"]])
 
     write_atomically(run_dir / f"{kind}.jsonl", write)  # the rank files stay until the merged file is whole
     for path in run_dir.glob(f"{kind}_rank*.jsonl"):

@@ -13,7 +13,7 @@ from tqdm.auto import tqdm
 from hallubench.errors import ConfigError, JudgeError, ModelUnusable
 from hallubench.judges.base import BaseJudge, Judge, Judgment, Pair
 from hallubench.judges.judgment_cache import JudgmentCache, judgment_key
-from hallubench.models.redact import redact
+from hallubench.redact import redact
 
 # What a judge raises for one bad pair or batch; anything else (bad credentials, a bug) stops the ranking, as
 # do ModelUnusable (no request can succeed) and ConfigError (the user's setup: a model or the media not there).

@@ -3,22 +3,28 @@
 One SQLite file (WAL journal so readers never block the single writer, each commit fsynced, a busy timeout so concurrent
 writers wait instead of failing, INSERT OR IGNORE so two processes that judged the same pair both
 succeed and the first row wins). Rows are keyed by a SHA-256 of (judge id, prompt version, sentence,
-evidence); judge id and prompt version are also stored in clear for auditing and pruning.
+evidence); judge id and prompt version are also stored in clear for auditing and pruning. Every SQLite or OS error is
+named (`_named`): a full or read-only disk is a FolderWriteError naming the file (the judgments stored before are
+kept; the same command run again makes only the missing calls), anything else a JudgmentCacheError.
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import random
 import sqlite3
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+from hallubench.errors import FolderWriteError, JudgmentCacheError
 from hallubench.judges.base import Judgment
 
 CACHE_ENV = "HALLUBENCH_CACHE"
+# SQLite's answers that mean the disk refused: full (13), an I/O error (10), read-only (8), cannot open (14).
+_DISK_ERRORS = {"SQLITE_FULL", "SQLITE_IOERR", "SQLITE_READONLY", "SQLITE_CANTOPEN"}
 CACHE_FILE = "judgments.sqlite"
 _BUSY_TIMEOUT_S = 120.0
 _CHUNK = 500  # keys per SELECT, under SQLite's bound-parameter limit
@@ -74,20 +80,32 @@ class JudgmentCache:
     def __init__(self, path: str | os.PathLike | None = None) -> None:
         self.path = Path(path).expanduser() if path is not None else default_cache_path()
         if self.path.is_dir():
-            raise IsADirectoryError(f"judgment cache {self.path} is a folder; pass a file path such as {self.path / CACHE_FILE}")
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+            raise JudgmentCacheError(f"judgment cache {self.path} is a folder; pass a file path such as {self.path / CACHE_FILE}")
+        with self._named():
+            self.path.parent.mkdir(parents=True, exist_ok=True)
         self._conn: sqlite3.Connection | None = None
         self._pid: int | None = None
 
+    @contextlib.contextmanager
+    def _named(self) -> Iterator[None]:
+        """SQLite's and the OS's errors as hallubench's, naming the cache file and what to do."""
+        try:
+            yield
+        except (sqlite3.Error, OSError) as err:
+            primary = "_".join((getattr(err, "sqlite_errorname", None) or "").split("_")[:2])  # SQLITE_IOERR_WRITE
+            if isinstance(err, OSError) or primary in _DISK_ERRORS:
+                raise FolderWriteError(
+                    f"cannot write judgment cache {self.path}: {getattr(err, 'strerror', None) or err}. Free space on "
+                    f"that disk (or point --cache or {CACHE_ENV} at another one) and run the same command again: the "
+                    f"judgments stored before are kept, and only the missing calls are made") from err
+            raise JudgmentCacheError(f"cannot use judgment cache {self.path}: {err} (delete it, or point --cache or "
+                                     f"{CACHE_ENV} elsewhere)") from err
+
     def _connection(self) -> sqlite3.Connection:
         if self._conn is None or self._pid != os.getpid():
-            try:
+            with self._named():
                 conn = sqlite3.connect(self.path, timeout=_BUSY_TIMEOUT_S, isolation_level=None)
                 _initialise(conn)
-            except sqlite3.DatabaseError as err:
-                raise sqlite3.DatabaseError(
-                    f"cannot open judgment cache {self.path}: {err} (delete it or point {CACHE_ENV} elsewhere)"
-                ) from err
             self._conn, self._pid = conn, os.getpid()
         return self._conn
 
@@ -96,12 +114,13 @@ class JudgmentCache:
         keys = list(dict.fromkeys(keys))
         conn = self._connection()
         found: dict[str, Judgment] = {}
-        for start in range(0, len(keys), _CHUNK):
-            chunk = keys[start : start + _CHUNK]
-            marks = ",".join("?" * len(chunk))
-            rows = conn.execute(f"SELECT key, score, undecided, raw FROM judgments WHERE key IN ({marks})", chunk)
-            for key, score, undecided, raw in rows:
-                found[key] = Judgment(score=score, undecided=bool(undecided), raw=raw)
+        with self._named():
+            for start in range(0, len(keys), _CHUNK):
+                chunk = keys[start : start + _CHUNK]
+                marks = ",".join("?" * len(chunk))
+                rows = conn.execute(f"SELECT key, score, undecided, raw FROM judgments WHERE key IN ({marks})", chunk)
+                for key, score, undecided, raw in rows:
+                    found[key] = Judgment(score=score, undecided=bool(undecided), raw=raw)
         return found
 
     def put_many(self, rows: Iterable[tuple[str, Judgment]], judge_id: str, prompt_version: str) -> int:
@@ -110,18 +129,23 @@ class JudgmentCache:
         if not values:
             return 0
         conn = self._connection()
-        before = conn.total_changes
-        conn.execute("BEGIN IMMEDIATE")  # take the write lock up front: no deadlock-prone lock upgrade
-        try:
-            conn.executemany("INSERT OR IGNORE INTO judgments VALUES (?, ?, ?, ?, ?, ?)", values)
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        conn.execute("COMMIT")
-        return conn.total_changes - before
+        with self._named():
+            before = conn.total_changes
+            conn.execute("BEGIN IMMEDIATE")  # take the write lock up front: no deadlock-prone lock upgrade
+            try:
+                conn.executemany("INSERT OR IGNORE INTO judgments VALUES (?, ?, ?, ?, ?, ?)", values)
+                conn.execute("COMMIT")
+            except BaseException:
+                if conn.in_transaction:
+                    with contextlib.suppress(sqlite3.Error):  # SQLite may have rolled back itself (a full disk)
+                        conn.execute("ROLLBACK")
+                raise
+            return conn.total_changes - before
 
     def __len__(self) -> int:
-        return self._connection().execute("SELECT COUNT(*) FROM judgments").fetchone()[0]
+        conn = self._connection()
+        with self._named():
+            return conn.execute("SELECT COUNT(*) FROM judgments").fetchone()[0]
 
     def close(self) -> None:
         """Close this process's connection (reopened on next use)."""

@@ -58,7 +58,7 @@ def create(path: str, shape: tuple[int, ...], dtype) -> np.ndarray | None:
     size = nbytes(shape, dtype)
     if size == 0:
         return None
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o600)  # TRUNC: a stale file of a reused pid
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)  # TRUNC: a stale file of a reused pid
     try:
         reserve = getattr(os, "posix_fallocate", None)
         reserve(fd, 0, size) if reserve else os.ftruncate(fd, size)
@@ -108,7 +108,7 @@ def attach(shared: SharedArray) -> np.ndarray:
 
 
 def _map(path: str) -> np.ndarray:
-    fd = os.open(path, os.O_RDWR)
+    fd = os.open(path, os.O_RDWR | os.O_NOFOLLOW)
     try:
         return np.frombuffer(mmap.mmap(fd, os.fstat(fd).st_size), dtype=np.uint8)
     finally:

@@ -11,6 +11,7 @@ from file names alone whether this hallubench's metrics are the ones cached, wit
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -20,7 +21,9 @@ import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
+from hallubench.errors import FolderWriteError
 from hallubench.registry import METRICS
+from hallubench.writes import write_bytes_atomically, write_error, write_text_atomically
 
 METRICS_DIR = Path(__file__).resolve().parent
 NAMESPACE = "evaluate-metric"
@@ -60,15 +63,67 @@ def _cached_script(cache: Path, name: str, source: Path) -> Path:
     return cache / "evaluate_modules" / "metrics" / f"{NAMESPACE}--{name}" / version / f"{name}.py"
 
 
-def ensure_installed(cache: str | Path | None = None) -> list[Installed]:
-    """`install` unless every packaged metric, as this hallubench ships it, is already the cached copy
-    (a cheap check by content hash). A cache that cannot be written only warns: the caller goes on."""
-    cache = Path(cache) if cache is not None else default_modules_cache()
-    if all(_cached_script(cache, name, source).is_file() for name, source in available().items()):
-        return []
+def _copies(cache: Path, name: str) -> list[Path]:
+    """Every cached copy of metric `name`: the canonical module `install` writes and the copies `evaluate.load(PATH)`
+    makes itself (evaluate_modules/metrics/<name>/<hash>/), one folder per version."""
+    root = cache / "evaluate_modules" / "metrics"
+    return [version for module in (root / f"{NAMESPACE}--{name}", root / name) if module.is_dir()
+            for version in module.iterdir() if version.is_dir() and not version.is_symlink()]
+
+
+def _broken(copy: Path, name: str, source: Path) -> bool:
+    """Whether a cached copy is not the package's: its script or a module beside it differs from the package's file
+    (cut short by a full disk, emptied, edited, an older version), or its metadata is unreadable."""
+    for path in copy.iterdir():
+        packaged = source.parent / path.name
+        if path.suffix == ".py" and path.name != "__init__.py" and packaged.is_file() \
+                and (path.is_symlink() or path.read_bytes() != packaged.read_bytes()):
+            return True
     try:
+        json.loads((copy / f"{name}.json").read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return False  # evaluate writes what is missing; what is there must be whole
+    except (OSError, ValueError):
+        return True
+    return False
+
+
+def repair(cache: str | Path | None = None, scripts: dict[str, Path] | None = None) -> list[Path]:
+    """Remove every cached copy of `scripts` (name -> script; default: the packaged metrics) that is not the package's
+    file byte for byte (a copy cut by a full disk imports as a module without its metric: `'NoneType' object is not
+    callable`); `install` and evaluate then write a whole one. The copies removed."""
+    from filelock import FileLock
+
+    cache = Path(cache) if cache is not None else default_modules_cache()
+    removed = []
+    for name, source in (scripts if scripts is not None else available()).items():
+        for copy in _copies(cache, name):
+            with FileLock(f"{copy.parent}.lock"):  # the lock evaluate itself takes on this folder
+                if copy.is_dir() and _broken(copy, name, source):
+                    shutil.rmtree(copy, ignore_errors=True)
+                    removed.append(copy)
+    return removed
+
+
+def _installed(cache: Path) -> bool:
+    """Whether every packaged metric, as this hallubench ships it, is the cached copy, byte for byte."""
+    for name, source in available().items():
+        target = _cached_script(cache, name, source)
+        if not target.is_file() or target.read_bytes() != source.read_bytes():
+            return False
+    return True
+
+
+def ensure_installed(cache: str | Path | None = None) -> list[Installed]:
+    """Repair the cache's copies of the metrics, then `install` unless every packaged metric, as this hallubench
+    ships it, is already the cached copy (a cheap check by content). A cache that cannot be written only warns: the
+    caller goes on."""
+    cache = Path(cache) if cache is not None else default_modules_cache()
+    try:
+        if not repair(cache) and _installed(cache):
+            return []
         return install(cache)
-    except OSError as error:
+    except (OSError, FolderWriteError) as error:
         warnings.warn(f"could not put the hallubench metrics into evaluate's module cache {cache} ({error}); "
                       'evaluate.load("<name>") will not find them by bare name. Set HF_HOME or HF_MODULES_CACHE '
                       "to a writable folder and run `hallubench metrics install`.", stacklevel=2)
@@ -77,29 +132,50 @@ def ensure_installed(cache: str | Path | None = None) -> list[Installed]:
 
 def install(modules_cache: str | Path | None = None) -> list[Installed]:
     """Copy every packaged metric into evaluate's module cache (default: HF_MODULES_CACHE) as the cached
-    canonical module evaluate-metric/<name>. Idempotent; other cached versions are removed, because
-    evaluate picks the most recently modified copy."""
+    canonical module evaluate-metric/<name>, each file written whole (a full disk is a FolderWriteError naming it
+    and leaves no part of a file). Idempotent; a copy that is not the package's (`repair`) is replaced, and other
+    cached versions are removed, because evaluate picks the most recently modified copy."""
     from filelock import FileLock
 
     cache = Path(modules_cache) if modules_cache is not None else default_modules_cache()
+    repaired = {copy.parent.name for copy in repair(cache)}
     installed = []
     for name, source in available().items():
         target = _cached_script(cache, name, source)
         module_dir = target.parent.parent
-        for package in (cache / "evaluate_modules", module_dir.parent, module_dir, target.parent):
-            package.mkdir(parents=True, exist_ok=True)
-            (package / "__init__.py").touch()
+        try:
+            for package in (cache / "evaluate_modules", module_dir.parent, module_dir, target.parent):
+                package.mkdir(parents=True, exist_ok=True)
+                (package / "__init__.py").touch()
+        except OSError as err:
+            raise write_error(cache, err, "run `hallubench metrics install` again once it can be written") from err
         with FileLock(f"{module_dir}.lock"):  # the lock evaluate itself takes on this folder
             changed = not target.is_file() or target.read_bytes() != source.read_bytes()
             if changed:
-                shutil.copyfile(source, target)
                 meta = {"original file path": str(source), "local file path": str(target)}
-                target.with_suffix(".json").write_text(json.dumps(meta), encoding="utf-8")
+                write_text_atomically(target.with_suffix(".json"), json.dumps(meta))
+                write_bytes_atomically(target, source.read_bytes())  # last: a script without metadata is no copy
             for stale in module_dir.iterdir():
                 if stale.is_dir() and len(stale.name) == 64 and stale != target.parent:
                     shutil.rmtree(stale)
-        installed.append(Installed(name, target, changed))
+        installed.append(Installed(name, target, changed or module_dir.name in repaired))
     return installed
+
+
+def load(name: str, script: Path, **options):
+    """`evaluate.load(script)` of metric `name`, after its cached copies are checked (`repair`): a copy a full disk cut
+    short is replaced, not imported. A cache that cannot be written is a FolderWriteError naming it."""
+    import evaluate
+
+    cache = Path(evaluate.config.HF_MODULES_CACHE)  # where this evaluate copies it (read once, at its import)
+    try:
+        repair(cache, {name: Path(script)})
+        return evaluate.load(str(script), **options)
+    except OSError as err:
+        with contextlib.suppress(OSError):
+            repair(cache, {name: Path(script)})  # the part evaluate copied goes: the next load copies it whole
+        raise write_error(cache / "evaluate_modules" / "metrics" / name, err,
+                          f"the metric {name} was not loaded and its cached copy was removed") from err
 
 
 _APP = '''import os

@@ -53,7 +53,7 @@ from .protocol import (
     check_seeds,
     collect,
 )
-from .redact import redact
+from hallubench.redact import redact
 from hallubench.errors import RetryBudgetSpent
 
 VIDEO_MODES = ("frames", "vllm")

@@ -13,6 +13,8 @@ from huggingface_hub.community import Discussion
 
 from hallubench.errors import PublishError
 from hallubench.publish.checks import check_repo_id
+from hallubench.redact import redact
+from hallubench.writes import redacted_bytes
 
 
 def resolve_token(token: str | None) -> str:
@@ -48,9 +50,10 @@ class DatasetRepo:
                delete: list[str] = (), **options: Any):
         """One commit adding `files` (path in repo -> bytes) to this repo, or to `repo_id` of `repo_type`, and
         removing the paths in `delete`."""
-        operations = [CommitOperationAdd(path_in_repo=path, path_or_fileobj=data) for path, data in files.items()]
+        operations = [CommitOperationAdd(path_in_repo=path, path_or_fileobj=redacted_bytes(path, data))  # no credential
+                      for path, data in files.items()]
         operations += [CommitOperationDelete(path_in_repo=path) for path in delete]
-        return self.api.create_commit(repo_id or self.repo_id, operations, repo_type=repo_type, commit_message=message,
+        return self.api.create_commit(repo_id or self.repo_id, operations, repo_type=repo_type, commit_message=redact(message),
                                       **options)
 
     def files(self, repo_id: str | None = None, repo_type: str = "dataset", revision: str | None = None) -> list[str]:

@@ -38,7 +38,7 @@ from hallubench.judges.implicit import ImplicitMultimodalJudge, Subject
 from hallubench.loaders import MediaError
 from hallubench.models import recorded_model_args
 from hallubench.models.protocol import ChatModel
-from hallubench.models.redact import MASK
+from hallubench.redact import MASK
 from hallubench.ranking.collect import TaskResponses, read_run
 from hallubench.ranking.evidence_judges import EvidenceJudges
 from hallubench.ranking.specs import ModelSpec

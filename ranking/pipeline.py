@@ -8,7 +8,7 @@ from hallubench.benchmarks import all_tasks, get_task
 from hallubench.harness import folder_lock, run_state
 from hallubench.errors import ConfigError
 from hallubench.judges import JudgmentCache, sentence_backend
-from hallubench.models.redact import redact_values
+from hallubench.redact import redact_values
 from hallubench.ranking.aggregate import WEIGHTINGS
 from hallubench.ranking.collect import TaskResponses, collect, mini_data
 from hallubench.ranking.correlate import correlation, load_reference

@@ -9,7 +9,7 @@ import pytest
 from builders_support import link, load_here, load_plain, tiny_mp4, tiny_wav
 
 from hallubench.builders import BENCHMARKS, build, build_with_summary
-from hallubench.errors import BuildError
+from hallubench.errors import BuildError, UnmarkedFolderError
 from hallubench.builders.cmm import SUB_CATEGORIES
 from hallubench.cli.main import main
 
@@ -178,8 +178,14 @@ def test_output_folder_is_replaced_only_with_overwrite(tmp_path):
     with pytest.raises(BuildError, match=r"already exists and is not empty: choose another --output-dir or pass --overwrite"):
         build("cmm", release, out)
     assert (out / "keep.txt").read_text() == "old"
+    with pytest.raises(UnmarkedFolderError, match=r"holds files that hallubench did not write"):
+        build_with_summary("cmm", release, out, overwrite=True)  # a folder hallubench did not make is never deleted
+    assert (out / "keep.txt").read_text() == "old"
+    (out / "keep.txt").unlink()
+    build("cmm", release, out)
+    (out / "stray.txt").write_text("left in a built folder")
     summary = build_with_summary("cmm", release, out, overwrite=True)
-    assert summary.rows["all"] == 12 and not (out / "keep.txt").exists() and (out / "README.md").is_file()
+    assert summary.rows["all"] == 12 and not (out / "stray.txt").exists() and (out / "README.md").is_file()
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []
 
 

@@ -4,6 +4,7 @@ import sqlite3
 
 import pytest
 
+from hallubench.errors import JudgmentCacheError
 from hallubench.judges import BaseJudge, CachedJudge, Judgment, JudgmentCache, default_cache_path
 from hallubench.judges.judgment_cache import judgment_key
 
@@ -52,7 +53,7 @@ def test_default_path_and_env_override(monkeypatch, tmp_path):
     assert default_cache_path() == tmp_path / "shared" / "judgments.sqlite"
     cache = JudgmentCache()
     assert len(cache) == 0 and cache.path.is_file()
-    with pytest.raises(IsADirectoryError, match="is a folder"):
+    with pytest.raises(JudgmentCacheError, match="is a folder"):
         JudgmentCache(tmp_path)
 
 

@@ -200,7 +200,7 @@ def test_view_errors_name_the_folder(ranked, tmp_path, capsys):
     (tmp_path / "notes").mkdir()
     (tmp_path / "notes" / "mine.txt").write_text("keep me")
     assert main(["view", str(ranked[0]), "--out", str(tmp_path / "notes")]) == 2
-    assert "not a hallubench site" in capsys.readouterr().err and (tmp_path / "notes" / "mine.txt").is_file()
+    assert "hallubench did not write" in capsys.readouterr().err and (tmp_path / "notes" / "mine.txt").is_file()
 
 
 def test_a_second_build_replaces_the_first_sites_pages(ranked, tmp_path):

@@ -33,10 +33,10 @@ from hallubench.view.published import published_context, published_tables
 from hallubench.view.sources import (CROSSCHECK_JSON, RankingFolder, RunFolder, media_file, read_ranking, read_run_folder,
                                      task_dataset_folder)
 from hallubench.view.status import run_status
+from hallubench.writes import check_replaceable, mark_folder
 
 HERE = Path(__file__).parent
 ASSETS = ("style.css", "viewer.js")
-MARKER = ".hallubench-site"
 MEDIA_SUFFIXES = {".mp4": "video", ".webm": "video", ".mkv": "video", ".mov": "video", ".avi": "video",
                   ".wav": "audio", ".mp3": "audio", ".flac": "audio", ".m4a": "audio", ".ogg": "audio",
                   ".png": "image", ".jpg": "image", ".jpeg": "image", ".gif": "image", ".webp": "image"}
@@ -88,13 +88,10 @@ class MediaCopier:
 
 
 def _site_folder(out: Path) -> Path:
-    """`out` checked for a new site: new, empty, or a site written there before (found by its MARKER file), which the
+    """`out` checked for a new site: new, empty, or a site written there before (found by its mark, hallubench/writes.py), which the
     new one replaces whole (harness/atomic.py `replace_folder`); a folder holding anything else is refused rather
     than mixed with or deleted."""
-    if out.exists() and not out.is_dir():
-        raise ConfigError(f"--out {out}: a file is there; give a folder for the site")
-    if out.is_dir() and any(out.iterdir()) and not (out / MARKER).is_file():
-        raise ConfigError(f"--out {out}: the folder holds files that are not a hallubench site; give a new or empty folder")
+    check_replaceable(out, "--output-dir", "site")
     return out
 
 
@@ -216,7 +213,7 @@ def build_site(ranking_dir: Path | None, run_dirs: Sequence[Path] = (), out: Pat
     about = about_context(folders, Path(out), options, command)
     final = _site_folder(Path(out))
     with replace_folder(final) as out:  # built beside, then swapped in whole: a failure leaves the old site
-        (out / MARKER).write_text("written by `hallubench view`; the next `hallubench view --output-dir` here replaces it\n")
+        mark_folder(out, "hallubench view --output-dir")
         env, copy = environment(), MediaCopier(out)
         env.globals["has_ranking"] = ranking is not None  # the nav links only to sections the site has
         run_pages = [(f"runs/{k}.html", run) for k, run in enumerate(given)]

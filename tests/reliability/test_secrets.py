@@ -88,7 +88,7 @@ def test_rank_and_publish_store_no_secret(server, data_dir, tmp_path, capfd, cap
     ("key sk-proj-abc123abcdefghijklmnopqrstuv was refused", "key *** was refused"),
 ])
 def test_redact_hides_secret_fields_and_keeps_the_rest(text, kept):
-    from hallubench.models.redact import redact, redact_values
+    from hallubench.redact import redact, redact_values
 
     assert "hf_abc123" not in redact(text) and kept in redact(text)
     assert redact_values({"token": "hf_abc123", "max_new_tokens": 64, "nested": [text]}) == \

@@ -40,14 +40,14 @@ def _snapshot(folder):
 
 def _names(monkeypatch, command):
     """The files `command` writes together, manifest last: those whose temporary twins atomic.write_files flushes."""
-    seen, fsync = [], atomic._fsync
+    seen, fsync = [], atomic.fsync_file
 
     def spy(path):
         seen.append(Path(path).name[1:].replace(".tmp", "", 1))  # the name of the file it stands in for
         return fsync(path)
 
     with monkeypatch.context() as patch:
-        patch.setattr(atomic, "_fsync", spy)
+        patch.setattr(atomic, "fsync_file", spy)
         assert command() == 0
     assert seen and seen[-1] == atomic.MANIFEST, seen
     return seen
@@ -55,14 +55,14 @@ def _names(monkeypatch, command):
 
 def _disk_full_at(monkeypatch, name):
     """The disk is full when the temporary twin of `name` is flushed."""
-    fsync = atomic._fsync
+    fsync = atomic.fsync_file
 
     def full(path):
         if Path(path).name == atomic.temporary_path(Path(name)).name:
             raise OSError(errno.ENOSPC, "No space left on device")
         fsync(path)
 
-    monkeypatch.setattr(atomic, "_fsync", full)
+    monkeypatch.setattr(atomic, "fsync_file", full)
 
 
 def _swap_cut_at(monkeypatch, name):
