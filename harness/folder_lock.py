@@ -56,19 +56,27 @@ def _read(fd: int) -> dict[str, Any]:
     return info if isinstance(info, dict) else {}
 
 
+def _shown(value: Any) -> str:
+    """A field of a lock record as text of one short line, else "?": the record is a file in the folder, shown as
+    words, and its command line never printed (a command we print is rendered by harness/command.py)."""
+    text = str(value)
+    return text if text.isprintable() and len(text) <= 80 else "?"
+
+
 def describe(info: dict[str, Any]) -> str:
     if not info:
         return "a process that has not yet written its name (it is starting)"
-    ranks = info.get("rank_pids") or []
-    others = f", launch ranks' pids {', '.join(map(str, ranks))}" if len(ranks) > 1 else ""
-    return (f"hallubench {info.get('purpose', '?')} pid {info.get('pid')} on host {info.get('host')}, "
-            f"started {info.get('started')}{others} ({info.get('command', '')})")
+    ranks = info.get("rank_pids") if isinstance(info.get("rank_pids"), list) else []
+    others = f", launch ranks' pids {_shown(', '.join(map(str, ranks)))}" if len(ranks) > 1 else ""
+    return (f"hallubench {_shown(info.get('purpose', '?'))} pid {_shown(info.get('pid'))} on host "
+            f"{_shown(info.get('host'))}, started {_shown(info.get('started'))}{others}")
 
 
 def _refusal(folder: Path, holder: dict[str, Any], purpose: str) -> str:
     """Why `purpose` cannot take `folder` from `holder`, and what to do."""
     who, pid = describe(holder), holder.get("pid", "PID")
-    stop = f"kill {pid}{' on ' + str(holder['host']) if holder.get('host') else ''}"
+    pid = pid if isinstance(pid, int) and not isinstance(pid, bool) else "PID"  # a number, or no command at all
+    stop = f"kill {pid}{' on ' + _shown(holder['host']) if holder.get('host') else ''}"
     if holder.get("purpose") in READERS:
         verb = "uploaded" if holder.get("purpose") in UPLOADS else "read"
         return f"{folder} is being {verb} by {who}: wait for it to finish (or stop it: {stop}), then try again"
@@ -100,7 +108,7 @@ class FolderLock:
         self.path = self.folder / LOCK_NAME
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
-            self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
             taken = _try_flock(self._fd, fcntl.LOCK_EX)
         except OSError as err:  # read-only or full disk, no permission, a file system without locks
             use = "upload" if purpose in UPLOADS else "read"
@@ -117,7 +125,7 @@ class FolderLock:
             self._check_no_stray_ranks(previous)
             if purpose in READERS and previous and previous.get("purpose") not in READERS:
                 raise FolderBusy(f"{self.folder} is half-written: its last writer ({describe(previous)}) was stopped "
-                                 f"before it finished. Finish it first (run that command again: what it finished is "
+                                 f"before it finished. Finish it first (run the command that wrote it again: what it finished is "
                                  f"kept), then try again; {_untouched(purpose)}")
         except FolderBusy:
             self._close()  # the dead writer's record stays, for the rerun to report
@@ -131,7 +139,7 @@ class FolderLock:
         self._write()
 
     def _check_no_stray_ranks(self, previous: dict[str, Any]) -> None:
-        fd = os.open(self.folder / RANKS_NAME, os.O_RDWR | os.O_CREAT, 0o644)
+        fd = os.open(self.folder / RANKS_NAME, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
         try:
             if not _try_flock(fd, fcntl.LOCK_EX):
                 raise FolderBusy(f"{self.folder}: processes of an earlier launch still write to it (their main "
@@ -169,7 +177,7 @@ class RankLock:
     """A non-main process's shared lock: taken after the main process holds the folder, until the run ends."""
 
     def __init__(self, folder: Path):
-        self._fd = os.open(Path(folder) / RANKS_NAME, os.O_RDWR | os.O_CREAT, 0o644)
+        self._fd = os.open(Path(folder) / RANKS_NAME, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
         fcntl.flock(self._fd, fcntl.LOCK_SH)
 
     def release(self) -> None:
