@@ -25,6 +25,7 @@ the launch's other ranks need a shared mode; filelock offers neither (it also de
 """
 from __future__ import annotations
 
+import errno
 import fcntl
 import json
 import os
@@ -36,7 +37,7 @@ from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterator
-from hallubench.errors import ConfigError, FolderBusy, FolderWriteError
+from hallubench.errors import ConfigError, FolderBusy, FolderWriteError, OutsideFolderError
 from hallubench.models.redact import redact
 
 LOCK_NAME = ".hallubench.lock"
@@ -54,6 +55,18 @@ def _read(fd: int) -> dict[str, Any]:
     except ValueError:
         return {}
     return info if isinstance(info, dict) else {}
+
+
+def _open_lock(path: Path) -> int:
+    """The lock file `path`, made if missing; never through a link (OutsideFolderError: a folder we did not write
+    may hold one pointing anywhere, and the lock record is written into it)."""
+    try:
+        return os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+    except OSError as err:
+        if err.errno != errno.ELOOP:
+            raise
+        raise OutsideFolderError(f"{path} is a link (to {os.path.realpath(path)}): hallubench writes its lock files "
+                                 "itself, never through a link; remove the link and try again") from None
 
 
 def _shown(value: Any) -> str:
@@ -108,7 +121,7 @@ class FolderLock:
         self.path = self.folder / LOCK_NAME
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
-            self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+            self._fd = _open_lock(self.path)
             taken = _try_flock(self._fd, fcntl.LOCK_EX)
         except OSError as err:  # read-only or full disk, no permission, a file system without locks
             use = "upload" if purpose in UPLOADS else "read"
@@ -127,7 +140,7 @@ class FolderLock:
                 raise FolderBusy(f"{self.folder} is half-written: its last writer ({describe(previous)}) was stopped "
                                  f"before it finished. Finish it first (run the command that wrote it again: what it finished is "
                                  f"kept), then try again; {_untouched(purpose)}")
-        except FolderBusy:
+        except (FolderBusy, OutsideFolderError):
             self._close()  # the dead writer's record stays, for the rerun to report
             raise
         if previous:
@@ -139,7 +152,7 @@ class FolderLock:
         self._write()
 
     def _check_no_stray_ranks(self, previous: dict[str, Any]) -> None:
-        fd = os.open(self.folder / RANKS_NAME, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+        fd = _open_lock(self.folder / RANKS_NAME)
         try:
             if not _try_flock(fd, fcntl.LOCK_EX):
                 raise FolderBusy(f"{self.folder}: processes of an earlier launch still write to it (their main "
@@ -177,7 +190,7 @@ class RankLock:
     """A non-main process's shared lock: taken after the main process holds the folder, until the run ends."""
 
     def __init__(self, folder: Path):
-        self._fd = os.open(Path(folder) / RANKS_NAME, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+        self._fd = _open_lock(Path(folder) / RANKS_NAME)
         fcntl.flock(self._fd, fcntl.LOCK_SH)
 
     def release(self) -> None:

