@@ -1,13 +1,16 @@
 """Whether a run folder is finished, and the one check every reader of a run folder makes.
 
-A run marks its folder unfinished (`.hallubench-unfinished.json`: the command, when it started and, once it
+A run marks its folder unfinished (`.hallubench-unfinished.json`: its options, when it started and, once it
 stops early, why) before it writes its first sample, and removes the mark only after results.json and its chart
 are written. kill -9, Ctrl-C, SIGTERM, a full disk or any exception leave the mark; the same command run again
 resumes and removes it.
 
 `read_run_folder(folder, purpose)` is what `publish`, `rank`, `run --from-outputs` and the viewer read a run
-folder through. It holds the folder's lock while they read (a writer at work, or one killed half-way, is refused,
-naming it), refuses an unfinished folder naming the command that finishes it, refuses results.json and charts
+folder through, and it reads every file through the door (hallubench/confined.py: no link out of the folder, no
+FIFO, bounded). It holds the folder's lock while they read (a writer at work, or one killed half-way, is refused,
+naming it), refuses an unfinished folder naming the command that finishes it (rendered by harness/command.py from
+the options the mark records, never copied from it), refuses a folder holding results.json without its manifest
+(not whole: `run --from-outputs DIR` writes it whole), refuses results.json and charts
 that do not match the manifest of their last whole write (harness/atomic.py), and refuses a folder whose records
 mix settings (two models, two settings of one sample, a results.json scored on other samples than the folder
 holds), naming the two settings and what to do, and refuses a results.json that was not computed from exactly the

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from run_folder_support import rewrite_results
+from run_folder_support import rewrite_results, seal
 
 from hallubench.builders.mini import make_release
 from hallubench.cli.main import main
@@ -40,7 +40,7 @@ def _empty_ranking(tmp_path):
     ranking.mkdir(exist_ok=True)
     (ranking / "crosscheck.json").write_text(json.dumps({"boards": {}, "judge": {}, "config": {}, "runs": {}}))
     (ranking / "sentences.jsonl").write_text("")
-    return ranking
+    return seal(ranking)
 
 
 # Each purpose a run folder is read for, and a command that reads one for it; `run --from-outputs` (re-score) is

@@ -5,7 +5,6 @@ sparse file are refused by the door; a ranking's record naming a folder the user
 user gives it (case 2); a folder without its manifest is not whole, and the one command its refusal gives makes it
 whole (cases 3, 4, 12); publish re-aggregates the verdicts before it uploads (case 4); the command an unfinished mark
 records is never printed (case 5)."""
-import hashlib
 import json
 import os
 import shlex
@@ -14,7 +13,7 @@ import shutil
 import pytest
 
 from hub_server import StandInHub
-from run_folder_support import rewrite_results
+from run_folder_support import rewrite_results, seal
 
 from hallubench import confined
 from hallubench.cli.main import main
@@ -84,15 +83,7 @@ def _empty_ranking(tmp_path):
     ranking.mkdir(parents=True, exist_ok=True)
     (ranking / "crosscheck.json").write_text(json.dumps({"boards": {}, "judge": {}, "config": {}, "runs": {}}))
     (ranking / "sentences.jsonl").write_text("")
-    _write_manifest(ranking)
-    return ranking
-
-
-def _write_manifest(folder):
-    """The manifest a whole write leaves, over the files the folder holds now (an edit made past that check)."""
-    files = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in folder.iterdir()
-             if p.is_file() and not p.name.startswith(".")}
-    (folder / MANIFEST).write_text(json.dumps({"what": "test", "files": files}))
+    return seal(ranking)
 
 
 # A command per purpose a run folder is read for (run_state.PURPOSES), each uploader with --push-to-hub.
@@ -178,7 +169,7 @@ def test_case_2_a_ranking_naming_a_run_folder_not_given_is_refused_until_it_is(h
     data = json.loads((ranking / "crosscheck.json").read_text())
     data["runs"]["a"] = str(other.resolve())
     (ranking / "crosscheck.json").write_text(json.dumps(data))
-    _write_manifest(ranking)
+    seal(ranking)
     argv = ["view", str(ranking), str(b), "--out", str(tmp_path / "site"), "--push-to-hub", "me/space"]
     capfd.readouterr()
     assert main(argv) == 2
