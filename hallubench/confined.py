@@ -23,7 +23,7 @@ from hallubench.errors import FileTooLargeError, OutsideFolderError, UnnamedFold
 MiB = 1 << 20
 MARK = 1 * MiB  # a small state file: the unfinished mark, a manifest
 DOCUMENT = 256 * MiB  # one JSON or CSV document: results.json, crosscheck.json, a leaderboard
-RECORDS = 4096 * MiB  # a JSON-lines file of records (samples.jsonl); read whole, so bounded by what memory holds
+RECORDS = 1024 * MiB  # a JSON-lines file of records (samples.jsonl); read whole, so bounded by what memory holds
 MEDIA = 16384 * MiB  # a media file, copied in blocks, never held whole
 _BLOCK = MiB
 
