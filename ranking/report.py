@@ -85,8 +85,9 @@ def write_ranking(ranking: Ranking, folder: Path) -> Path:
 @contextmanager
 def reading_ranking(folder: Path, purpose: str) -> Iterator[Path]:
     """Hold the ranking folder `folder` for `purpose` (one of folder_lock.READERS) while the caller reads or uploads
-    it: FolderBusy while a `rank` writes it or after one was killed half-way, MixedOutputError when its files are not
-    those of one ranking. The caller refuses a folder lacking the files it needs with its own message."""
+    it: FolderBusy while a `rank` writes it or after one was killed half-way, NotWholeError when it holds ranking files
+    but no manifest, MixedOutputError when its files are not those of one ranking (each read through the door,
+    hallubench/confined.py). The caller refuses a folder lacking the files it needs with its own message."""
     folder = Path(folder)
     remedy = "Make the ranking again with the `hallubench rank` (or `crosscheck`) that wrote it (judgments are cached)"
     with folder_lock.reading(folder, purpose, *FILES):
