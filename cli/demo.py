@@ -88,12 +88,13 @@ def rank_tiny_models(out: Path, limit: int | float | None) -> None:
 
 
 def write_site(out: Path) -> None:
+    from hallubench.harness.command import command_line
     from hallubench.view.site import build_site
 
     runs = [out / "run", *sorted(p for p in (out / "crosscheck" / "runs").iterdir() if p.is_dir())]
     index = build_site(out / "crosscheck" / "ranking", runs, out / "site")
-    print(f"open {index.resolve().as_uri()} in a browser (or `hallubench view {out / 'crosscheck' / 'ranking'} "
-          f"-o {out / 'site'} --serve`)")
+    serve = command_line(["view", str(out / "crosscheck" / "ranking"), *map(str, runs), "-o", str(out / "site"), "--serve"])
+    print(f"open {index.resolve().as_uri()} in a browser (or `{serve}`)")
 
 
 def handle(args: argparse.Namespace) -> int:

@@ -67,6 +67,7 @@ def handle(args: argparse.Namespace) -> int:
                     allow_partial=args.allow_partial)
 
 
-def push_after_run(run_dir: Path, repo_id: str, allow_mini_data: bool = False) -> int:
-    """`hallubench run --push-to-hub REPO`: publish the run folder just written, with the default options."""
-    return _publish(Path(run_dir), repo_id=repo_id, allow_mini_data=allow_mini_data)
+def push_after_run(run_dir: Path, repo_id: str, allow_mini_data: bool = False, given: tuple[Path, ...] = ()) -> int:
+    """`hallubench run --push-to-hub REPO`: publish the run folder just written, with the default options; `given`:
+    the folder `--from-outputs` named, where the samples of a folder re-scored elsewhere are."""
+    return _publish(Path(run_dir), repo_id=repo_id, allow_mini_data=allow_mini_data, given=given)

@@ -127,5 +127,6 @@ def handle(args: argparse.Namespace) -> int:
 
         from_outputs = getattr(args, "from_outputs", None)
         run_dir = (args.output_dir or from_outputs) if from_outputs else build_options(args).output_dir
-        return push_after_run(run_dir, args.push_to_hub, getattr(args, "allow_mini_data", False))
+        return push_after_run(run_dir, args.push_to_hub, getattr(args, "allow_mini_data", False),
+                              (Path(from_outputs),) if from_outputs else ())
     return 0

@@ -1,7 +1,7 @@
 """`hallubench view`: a static site of run folders and/or a CrossCheck ranking, to open from disk.
 
     hallubench view runs/llava runs/qwen -o site                    # models x benchmarks board; open site/index.html
-    hallubench view runs/cc/ranking -o site
+    hallubench view runs/cc/ranking runs/cc/runs/* -o site          # a ranking with the run folders it names
     hallubench view runs/cc/ranking runs/cc/runs/* -o site --serve
     hallubench view runs/* -o site --push-to-hub you/leaderboard
 

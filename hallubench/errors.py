@@ -97,7 +97,26 @@ class DatasetRowError(ConfigError):
     cannot score); found before any model loads. The message names the folder, task, row id and column."""
 
 
-class OutsideDatasetError(ConfigError):
+class OutsideFolderError(ConfigError):
+    """A file of a folder hallubench did not write (a run folder, ranking, dataset, site, cache) leads outside it (a
+    link out, `..`, an absolute path) or is no regular file (a FIFO, a device): hallubench/confined.py, the one door
+    those folders are read through, refuses it."""
+
+
+class FileTooLargeError(ConfigError):
+    """A file of a folder hallubench did not write is larger than such a file may be (hallubench/confined.py)."""
+
+
+class UnnamedFolderError(ConfigError):
+    """A record (a ranking's `runs`) names a folder the user did not give; the message says which argument names it."""
+
+
+class NotWholeError(ConfigError):
+    """A run or ranking folder lacks the manifest (`.hallubench-files.json`) its writer puts there last, so nothing
+    says its files belong together; the message gives the one command that makes it whole."""
+
+
+class OutsideDatasetError(OutsideFolderError):
     """Something a dataset folder names leads outside it (an absolute path, `..`, a URL, a link out of it): a dataset
     is data, and never makes a run read (and send) other files. builders/dataset_reader.py and
     builders/safe_files.py's `resolve_inside` are the one rule every path a dataset names goes through."""

@@ -24,6 +24,8 @@ import tempfile
 from pathlib import Path
 from typing import Callable, Mapping
 
+from hallubench import confined
+from hallubench.confined import Folder
 from hallubench.errors import MixedOutputError
 from hallubench.writes import fsync_file, redact_file, remove_quietly, temporary_path, write_error
 
@@ -47,15 +49,22 @@ def _fsync_folder(folder: Path) -> None:
 
 
 def _manifest(folder: Path) -> dict[str, str] | None:
-    """The file name -> SHA-256 table the last whole write of `folder` left, or None where there is none."""
-    path = folder / MANIFEST
+    """The file name -> SHA-256 table the last whole write of `folder` left, or None where there is none (read
+    through the door, hallubench/confined.py: a manifest that is a link out is refused, not followed)."""
     try:
-        files = json.loads(path.read_bytes()).get("files")
+        data = Folder(folder).read_bytes(MANIFEST, confined.MARK)  # a link out or a FIFO: its own error, raised
     except FileNotFoundError:
         return None
-    except (OSError, ValueError, AttributeError):
+    try:
+        files = json.loads(data).get("files")
+    except (ValueError, AttributeError):
         return {MANIFEST: "unreadable"}
     return files if isinstance(files, dict) else {MANIFEST: "unreadable"}
+
+
+def has_manifest(folder: Path) -> bool:
+    """Whether `folder` holds the manifest of a whole write (a link out of it is refused by the door)."""
+    return Folder(folder).is_file(MANIFEST)
 
 
 def write_files(folder: Path, writers: Mapping[str, Callable[[Path], object]], what: str) -> None:
@@ -125,13 +134,13 @@ def check_files(folder: Path, remedy: str) -> None:
     files = _manifest(folder)
     if files is None:
         return
+    door = Folder(folder)
     for name, digest in files.items():
-        path = folder / name
         if name != Path(name).name or name.startswith(".."):
             problem = "is not a file of the folder"
-        elif not path.is_file():
+        elif not door.is_file(name):
             problem = "is missing"
-        elif digest == "unreadable" or _digest(path) != digest:
+        elif digest == "unreadable" or hashlib.sha256(door.read_bytes(name)).hexdigest() != digest:
             problem = "is not the file written with the others"
         else:
             continue

@@ -61,9 +61,44 @@ def run_argv(options: RunOptions | Mapping[str, Any], omit: Iterable[str] = ()) 
     return argv
 
 
-def from_outputs_argv(folder: Path | str) -> list[str]:
-    """The command that scores a run folder's records again (`run --from-outputs FOLDER`)."""
-    return ["run", "--from-outputs", str(folder)]
+def _of_kind(value: Any, default: Any) -> bool:
+    """Whether a recorded `value` has the kind of its option (that of `default`; any plain JSON value where the
+    default is None), with no control character in any text."""
+    if isinstance(value, str):
+        return value.isprintable() and not isinstance(default, (bool, list, Mapping))
+    if isinstance(value, bool):
+        return default is None or isinstance(default, bool)
+    if isinstance(value, (int, float)):
+        return default is None or (isinstance(default, (int, float)) and not isinstance(default, bool))
+    if isinstance(value, (list, Mapping)):
+        if default is not None and not isinstance(default, type(value) if isinstance(value, list) else Mapping):
+            return False
+        items = value.items() if isinstance(value, Mapping) else enumerate(value)
+        return all(_of_kind(str(key), None) and (item is None or _of_kind(item, None)) for key, item in items)
+    return value is None
+
+
+def recorded_run_argv(recorded: object) -> list[str] | None:
+    """`run_argv` of run options read back from a file we did not write (an unfinished mark), or None when they are
+    not options a run records: a mapping of RunOptions fields to values of each field's kind that RunOptions accepts.
+    What is printed is rendered here from those options, never copied from the file."""
+    defaults = _defaults()
+    if not isinstance(recorded, Mapping) or not all(
+            name in defaults and _of_kind(value, defaults[name]) for name, value in recorded.items()):
+        return None
+    values = dict(recorded)
+    if values.get("output_dir") is not None:
+        values["output_dir"] = Path(values["output_dir"])
+    try:
+        return run_argv(RunOptions(**values))
+    except (TypeError, ValueError):  # ConfigError is a ValueError: a value RunOptions refuses
+        return None
+
+
+def from_outputs_argv(folder: Path | str, output_dir: Path | str | None = None) -> list[str]:
+    """The command that scores a run folder's records again (`run --from-outputs FOLDER`), into `output_dir` when
+    that is another folder."""
+    return ["run", "--from-outputs", str(folder), *(["--output-dir", str(output_dir)] if output_dir else [])]
 
 
 def command_line(argv: list[str]) -> str:
@@ -71,6 +106,6 @@ def command_line(argv: list[str]) -> str:
     return shlex.join(["hallubench", *argv])
 
 
-def rescore_hint(folder: Path | str) -> str:
+def rescore_hint(folder: Path | str, output_dir: Path | str | None = None) -> str:
     """The command that scores a run folder's records again, as it is printed in errors."""
-    return f"`{command_line(from_outputs_argv(folder))}`"
+    return f"`{command_line(from_outputs_argv(folder, output_dir))}`"

@@ -25,6 +25,7 @@ the launch's other ranks need a shared mode; filelock offers neither (it also de
 """
 from __future__ import annotations
 
+import errno
 import fcntl
 import json
 import os
@@ -36,9 +37,9 @@ from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterator
-from hallubench.errors import ConfigError, FolderBusy, FolderWriteError
+from hallubench.errors import ConfigError, FolderBusy, FolderWriteError, LinkedPathError
 from hallubench.redact import redact
-from hallubench.writes import refuse_link
+from hallubench.writes import link_error
 
 LOCK_NAME = ".hallubench.lock"
 RANKS_NAME = ".hallubench-ranks.lock"
@@ -57,19 +58,38 @@ def _read(fd: int) -> dict[str, Any]:
     return info if isinstance(info, dict) else {}
 
 
+def _open_lock(path: Path) -> int:
+    """The lock file `path`, made if missing; never through a link (LinkedPathError: a folder we did not write may
+    hold one pointing anywhere, and the lock record is written into it)."""
+    try:
+        return os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+    except OSError as err:
+        if err.errno != errno.ELOOP:
+            raise
+        raise link_error(path) from None
+
+
+def _shown(value: Any) -> str:
+    """A field of a lock record as text of one short line, else "?": the record is a file in the folder, shown as
+    words, and its command line never printed (a command we print is rendered by harness/command.py)."""
+    text = str(value)
+    return text if text.isprintable() and len(text) <= 80 else "?"
+
+
 def describe(info: dict[str, Any]) -> str:
     if not info:
         return "a process that has not yet written its name (it is starting)"
-    ranks = info.get("rank_pids") or []
-    others = f", launch ranks' pids {', '.join(map(str, ranks))}" if len(ranks) > 1 else ""
-    return (f"hallubench {info.get('purpose', '?')} pid {info.get('pid')} on host {info.get('host')}, "
-            f"started {info.get('started')}{others} ({info.get('command', '')})")
+    ranks = info.get("rank_pids") if isinstance(info.get("rank_pids"), list) else []
+    others = f", launch ranks' pids {_shown(', '.join(map(str, ranks)))}" if len(ranks) > 1 else ""
+    return (f"hallubench {_shown(info.get('purpose', '?'))} pid {_shown(info.get('pid'))} on host "
+            f"{_shown(info.get('host'))}, started {_shown(info.get('started'))}{others}")
 
 
 def _refusal(folder: Path, holder: dict[str, Any], purpose: str) -> str:
     """Why `purpose` cannot take `folder` from `holder`, and what to do."""
     who, pid = describe(holder), holder.get("pid", "PID")
-    stop = f"kill {pid}{' on ' + str(holder['host']) if holder.get('host') else ''}"
+    pid = pid if isinstance(pid, int) and not isinstance(pid, bool) else "PID"  # a number, or no command at all
+    stop = f"kill {pid}{' on ' + _shown(holder['host']) if holder.get('host') else ''}"
     if holder.get("purpose") in READERS:
         verb = "uploaded" if holder.get("purpose") in UPLOADS else "read"
         return f"{folder} is being {verb} by {who}: wait for it to finish (or stop it: {stop}), then try again"
@@ -99,11 +119,9 @@ class FolderLock:
     def __init__(self, folder: Path, purpose: str):
         self.folder = Path(folder)
         self.path = self.folder / LOCK_NAME
-        for path in (self.path, self.folder / RANKS_NAME):  # written and truncated: never through a link
-            refuse_link(path)
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
-            self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+            self._fd = _open_lock(self.path)
             taken = _try_flock(self._fd, fcntl.LOCK_EX)
         except OSError as err:  # read-only or full disk, no permission, a file system without locks
             use = "upload" if purpose in UPLOADS else "read"
@@ -120,9 +138,9 @@ class FolderLock:
             self._check_no_stray_ranks(previous)
             if purpose in READERS and previous and previous.get("purpose") not in READERS:
                 raise FolderBusy(f"{self.folder} is half-written: its last writer ({describe(previous)}) was stopped "
-                                 f"before it finished. Finish it first (run that command again: what it finished is "
+                                 f"before it finished. Finish it first (run the command that wrote it again: what it finished is "
                                  f"kept), then try again; {_untouched(purpose)}")
-        except FolderBusy:
+        except (FolderBusy, LinkedPathError):
             self._close()  # the dead writer's record stays, for the rerun to report
             raise
         if previous:
@@ -134,7 +152,7 @@ class FolderLock:
         self._write()
 
     def _check_no_stray_ranks(self, previous: dict[str, Any]) -> None:
-        fd = os.open(self.folder / RANKS_NAME, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+        fd = _open_lock(self.folder / RANKS_NAME)
         try:
             if not _try_flock(fd, fcntl.LOCK_EX):
                 raise FolderBusy(f"{self.folder}: processes of an earlier launch still write to it (their main "
@@ -172,7 +190,7 @@ class RankLock:
     """A non-main process's shared lock: taken after the main process holds the folder, until the run ends."""
 
     def __init__(self, folder: Path):
-        self._fd = os.open(Path(folder) / RANKS_NAME, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+        self._fd = _open_lock(Path(folder) / RANKS_NAME)
         fcntl.flock(self._fd, fcntl.LOCK_SH)
 
     def release(self) -> None:

@@ -6,10 +6,11 @@ import time
 from contextlib import nullcontext
 from pathlib import Path
 
+from hallubench.confined import Folder
 from hallubench.harness import digest, folder_lock, run_state
 from hallubench.harness.environment import environment
-from hallubench.harness.results_schema import ModelInfo, Results, RunInfo, read_results
-from hallubench.errors import RunFolderNotFoundError, UnreadableResultsError
+from hallubench.harness.results_schema import ModelInfo, Results, RunInfo
+from hallubench.errors import RunFolderNotFoundError
 from hallubench.harness.runner import RESULTS, resolve_tasks, score, utc_now, write_results
 from hallubench.harness.scoring import parse_records
 
@@ -35,16 +36,27 @@ def rescore(run_dir: Path, output_dir: Path | None = None) -> Results:
     return results
 
 
+def _old_results(run_dir: Path, recorded: dict | None) -> Results | None:
+    """The results.json being replaced (read by read_run_folder, through the door), or None: there is none, or it
+    cannot be read (cut off, edited), and then the records alone are scored, and the user told what that loses."""
+    if recorded is None and not Folder(run_dir).is_file(RESULTS):
+        return None
+    try:
+        if recorded is not None:
+            return Results.from_dict(recorded)
+        problem = "cannot be read as JSON"
+    except ValueError as err:
+        problem = f"is not a results file ({err})"
+    print(f"hallubench: --from-outputs: {run_dir / RESULTS} {problem}; scoring the records alone: the options, "
+          "sample totals and dataset revisions it recorded are not carried over", file=sys.stderr)
+    return None
+
+
 def _rescore(run_dir: Path, folder: run_state.RunFolder) -> Results:
     t0, started, records_by_key = time.perf_counter(), utc_now(), folder.records
     if not records_by_key:
         raise RunFolderNotFoundError(f"--from-outputs: {run_dir} holds no sample records (samples*.jsonl)")
-    old_path = run_dir / RESULTS
-    try:
-        old = read_results(old_path) if old_path.exists() else None
-    except UnreadableResultsError as err:  # it holds the run's options and totals: scoring without them would lose them
-        raise UnreadableResultsError(f"--from-outputs: {err}; fix it, or move it out of {run_dir} to score the samples "
-                                     "without it (the run's recorded options and split sizes are then lost)") from None
+    old = _old_results(run_dir, folder.results)
     tasks = resolve_tasks(sorted({r["task"] for r in records_by_key.values()}),
                           (old.run.options.get("include") if old else None) or None)
     by_name = {task.name: task for task in tasks}

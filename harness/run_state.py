@@ -1,13 +1,16 @@
 """Whether a run folder is finished, and the one check every reader of a run folder makes.
 
-A run marks its folder unfinished (`.hallubench-unfinished.json`: the command, when it started and, once it
+A run marks its folder unfinished (`.hallubench-unfinished.json`: its options, when it started and, once it
 stops early, why) before it writes its first sample, and removes the mark only after results.json and its chart
 are written. kill -9, Ctrl-C, SIGTERM, a full disk or any exception leave the mark; the same command run again
 resumes and removes it.
 
 `read_run_folder(folder, purpose)` is what `publish`, `rank`, `run --from-outputs` and the viewer read a run
-folder through. It holds the folder's lock while they read (a writer at work, or one killed half-way, is refused,
-naming it), refuses an unfinished folder naming the command that finishes it, refuses results.json and charts
+folder through, and it reads every file through the door (hallubench/confined.py: no link out of the folder, no
+FIFO, bounded). It holds the folder's lock while they read (a writer at work, or one killed half-way, is refused,
+naming it), refuses an unfinished folder naming the command that finishes it (rendered by harness/command.py from
+the options the mark records, never copied from it), refuses a folder holding results.json without its manifest
+(not whole: `run --from-outputs DIR` writes it whole), refuses results.json and charts
 that do not match the manifest of their last whole write (harness/atomic.py), and refuses a folder whose records
 mix settings (two models, two settings of one sample, a results.json scored on other samples than the folder
 holds), naming the two settings and what to do, and refuses a results.json that was not computed from exactly the
@@ -24,11 +27,14 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping
 
-from hallubench.errors import FolderWriteError, MixedRunFolderError, StaleResultsError, UnfinishedRunError
+from hallubench import confined
+from hallubench.confined import Folder
+from hallubench.errors import (FolderWriteError, MixedRunFolderError, NotWholeError, StaleResultsError,
+                               UnfinishedRunError)
 from hallubench.harness import digest, folder_lock, store
-from hallubench.harness.atomic import check_files
+from hallubench.harness.atomic import MANIFEST, check_files, has_manifest
+from hallubench.harness.command import command_line, recorded_run_argv, rescore_hint
 from hallubench.writes import write_bytes_atomically
-from hallubench.harness.command import rescore_hint
 
 UNFINISHED = ".hallubench-unfinished.json"
 RESULTS = "results.json"
@@ -40,10 +46,10 @@ PURPOSES = ("publish", "rank (reading)", "re-score (reading)", "view", "verify")
 SETTINGS = ("model", "model_fingerprint", "generation", "sample_generation", "seed", "prompt", "media")
 
 
-def mark_unfinished(folder: Path, command: str | None = None) -> None:
-    """Say that a run works on `folder` (before it writes anything there); `command` is the command line that
-    finishes it (harness/command.py renders it from the run's options)."""
-    state = {"command": command, "started": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+def mark_unfinished(folder: Path, options: Mapping[str, Any] | None = None) -> None:
+    """Say that a run works on `folder` (before it writes anything there); `options` are the run's options as
+    results.json records them, from which `check_finished` renders the command that finishes it."""
+    state = {"options": options, "started": datetime.now(timezone.utc).isoformat(timespec="seconds"),
              "pid": os.getpid(), "stopped": None}
     write_bytes_atomically(Path(folder) / UNFINISHED, json.dumps(state).encode())
 
@@ -65,13 +71,15 @@ def mark_finished(folder: Path) -> None:
 
 
 def unfinished(folder: Path) -> dict[str, Any] | None:
-    """The mark of an unfinished run in `folder` ({} when it cannot be read), or None."""
-    path = Path(folder) / UNFINISHED
-    if not path.is_file():
+    """The mark of an unfinished run in `folder` ({} when it cannot be read), or None (read through the door:
+    a mark that is a link out of the folder is refused)."""
+    door = Folder(folder)
+    if not door.is_file(UNFINISHED):
         return None
+    data = door.read_bytes(UNFINISHED, confined.MARK)  # a link out or a FIFO: its own error, raised
     try:
-        state = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        state = json.loads(data)
+    except ValueError:
         return {}
     return state if isinstance(state, dict) else {}
 
@@ -93,17 +101,34 @@ def check_finished(folder: Path) -> None:
     """UnfinishedRunError when a run is not done with `folder`: its mark, rank files or a torn line."""
     state = unfinished(folder)
     if state is not None:
-        command = state.get("command") or f"the `hallubench run --output-dir {folder} ...` that wrote it"
-        why = state.get("stopped") or "stopped before it finished (killed, or still starting)"
         raise UnfinishedRunError(
-            f"{folder} is unfinished: its last run (started {state.get('started', '?')}) {why}. Finish it by running "
-            f"the same command again: {command} (it resumes: finished samples are kept), then try again")
-    leftovers = sorted(path.name for path in Path(folder).glob(store.RANK_GLOB))
+            f"{folder} is unfinished: its last run{_printable(state.get('started'), ' (started {})')} "
+            f"{_printable(state.get('stopped')) or 'stopped before it finished (killed, or still starting)'}. "
+            f"Finish it by running the same command again: {finishing_command(folder, state)} (it resumes: finished "
+            "samples are kept), then try again")
+    leftovers = Folder(folder).names(store.RANK_GLOB)
     if leftovers:
         raise UnfinishedRunError(
             f"{folder} is unfinished: it still holds {', '.join(leftovers)} (a run stopped before merging them). "
             f"Finish it by running the `hallubench run --output-dir {folder} ...` that wrote it again (it resumes), "
             "then try again")
+
+
+def _printable(value: Any, shape: str = "{}") -> str:
+    """A short text of the mark (when it started, why it stopped) in `shape`, or "" when it is no printable text of
+    one line: the mark is a file in a folder we did not write, and its text is shown, never run."""
+    text = value if isinstance(value, str) and value.isprintable() and len(value) <= 300 else ""
+    return shape.format(text) if text else ""
+
+
+def finishing_command(folder: Path, state: Mapping[str, Any]) -> str:
+    """The command that finishes the run marked in `folder`, rendered by harness/command.py from the options the
+    mark recorded (checked as RunOptions); never a command line copied from the file."""
+    argv = recorded_run_argv(state.get("options"))
+    if argv is None:
+        return (f"the `{command_line(['run', '--output-dir', str(folder)])} ...` that wrote it (the options its mark "
+                "records cannot be read back as run options, so no command is printed from it)")
+    return command_line(argv)
 
 
 def _short(value: Any) -> str:
@@ -184,18 +209,39 @@ def check_derived(folder: Path, results: dict[str, Any], records: dict[str, dict
                     f"run since). Its scores do not describe these samples. {fix}")
 
 
-def _read_results(folder: Path) -> dict[str, Any] | None:
-    path = folder / RESULTS
-    if not path.is_file():
+def _read_results(folder: Path, strict: bool = True) -> dict[str, Any] | None:
+    """results.json of `folder`, or None where it has none; one that cannot be read is an error (`strict`), or
+    None for a re-score, which writes it anew from the records."""
+    door = Folder(folder)
+    if not door.is_file(RESULTS):
         return None
+    data = door.read_bytes(RESULTS)
     try:
-        results = json.loads(path.read_bytes())
+        results = json.loads(data)
     except ValueError as err:
-        raise UnfinishedRunError(f"{path} cannot be read ({err}); write it anew by running the command that made "
-                                 f"the folder again (it resumes), or {rescore_hint(folder)}") from None
+        if not strict:
+            return None
+        raise UnfinishedRunError(f"{folder / RESULTS} cannot be read ({err}); write it anew by running the command "
+                                 f"that made the folder again (it resumes), or {rescore_hint(folder)}") from None
     if not isinstance(results, dict):
-        raise UnfinishedRunError(f"{path} is not a results object; run {rescore_hint(folder)}")
+        if not strict:
+            return None
+        raise UnfinishedRunError(f"{folder / RESULTS} is not a results object; run {rescore_hint(folder)}")
     return results
+
+
+def check_whole(folder: Path, results: dict[str, Any] | None) -> None:
+    """NotWholeError when `folder` holds results.json but not the manifest its writer puts there last (harness/
+    atomic.py): nothing then ties results.json and its charts to one write, nor says they are ours. The message gives
+    the one command that writes them whole again from the records: `run --from-outputs`."""
+    if results is None or has_manifest(folder):
+        return
+    source = (results.get("run") or {}).get("from_outputs")
+    elsewhere = isinstance(source, str) and _samples_elsewhere(store.read_store(folder).records, results)
+    hint = rescore_hint(source, folder) if elsewhere else rescore_hint(folder)
+    raise NotWholeError(f"{folder} holds {RESULTS} but no {MANIFEST} (the list of the files its last whole write "
+                        f"made, written last), so nothing says its files belong together: it is not whole. Make it "
+                        f"whole with {hint} (it scores the records again), then try again")
 
 
 @contextmanager
@@ -215,12 +261,13 @@ def read_run_folder(folder: Path, purpose: str, *, results_must_match: bool = Tr
     folder = Path(folder)
     with folder_lock.reading(folder, purpose, *MARKERS):
         check_finished(folder)
+        results = _read_results(folder, results_must_match)
         if results_must_match:  # a re-score writes results.json and its charts anew: it reads only the samples
+            check_whole(folder, results)
             check_files(folder, f"Write them anew by running the command that made the folder again (it resumes), "
                                 f"or {rescore_hint(folder)}")
         contents = store.read_store(folder)
         steps = store.read_store(folder, store.STEPS).records
-        results = _read_results(folder)
         check_one_setting(folder, contents.records, results if results_must_match else None)
         if results_must_match and results is not None and not _samples_elsewhere(contents.records, results):
             check_derived(folder, results, contents.records, steps)

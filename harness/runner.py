@@ -356,7 +356,7 @@ def _run_locked(options: RunOptions, accelerator, tasks: list[Task], started: st
         state = run_state.unfinished(run_dir)
         if state and state.get("stopped"):
             print(f"hallubench: resuming {run_dir}: its last run {state['stopped']}", file=sys.stderr)
-        run_state.mark_unfinished(run_dir, resume_line(options))  # until results.json is written: readers refuse the folder meanwhile
+        run_state.mark_unfinished(run_dir, _options_dict(options))  # until results.json is written: readers refuse the folder meanwhile
     journal = StepJournal(run_dir, accelerator.process_index)
     accelerator.wait_for_everyone()  # everyone has read the folder before any writer trims a torn tail
     if accelerator.is_main_process and (summary := rebuilt.summary(run_dir)):

@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
+from hallubench import confined
+from hallubench.confined import Folder
 from hallubench.errors import CorruptRecordError
 from hallubench.writes import open_append, open_update, refuse_link, write_atomically, write_error
 from hallubench.harness.records import check_record
@@ -48,9 +50,15 @@ class StoreContents:
         return {key for key, rec in self.records.items() if rec.get("error") is None}
 
 
+def _read(path: Path) -> bytes:
+    path = Path(path)
+    return Folder(path.parent).read_bytes(path.name, confined.RECORDS)
+
+
 def read_jsonl(path: Path) -> tuple[list[dict[str, Any]], bool]:
-    """Records of one JSONL file and whether its last line was torn (cut mid-write)."""
-    data = Path(path).read_bytes()
+    """Records of one JSONL file and whether its last line was torn (cut mid-write); read through the door
+    (hallubench/confined.py): a link out of its folder, a FIFO or a file past the bound is refused."""
+    data = _read(path)
     lines = data.split(b"\n")
     records, torn = [], False
     for number, line in enumerate(lines, start=1):
@@ -73,7 +81,7 @@ _TASK_AND_ID = re.compile(r'"task": ("(?:[^"\\]|\\.)*"), "id": ("(?:[^"\\]|\\.)*
 
 def torn_record(path: Path) -> str:
     """What the torn last line of `path` recorded: its sample's task and id, or that they were cut off too."""
-    tail = Path(path).read_bytes().rpartition(b"\n")[2]
+    tail = _read(path).rpartition(b"\n")[2]
     match = _TASK_AND_ID.search(tail.decode("utf-8", errors="replace"))
     if match is None:
         return f"{path}: an unreadable record (cut after {len(tail)} bytes, too early to tell its sample)"
@@ -91,9 +99,9 @@ def read_store(run_dir: Path, kind: str = SAMPLES) -> StoreContents:
     """Every record of `kind` in the run folder (merged file first, then rank files), one per key."""
     contents = StoreContents()
     run_dir = Path(run_dir)
-    merged = run_dir / f"{kind}.jsonl"
-    paths = [merged] if merged.exists() else []
-    paths += sorted(run_dir.glob(f"{kind}_rank*.jsonl"))
+    door = Folder(run_dir)
+    names = [f"{kind}.jsonl"] if door.is_file(f"{kind}.jsonl") else []
+    paths = [run_dir / name for name in names + door.names(f"{kind}_rank*.jsonl")]
     for path in paths:
         records, torn = read_jsonl(path)
         if torn:

@@ -53,13 +53,21 @@ def verify_run(run_dir: Path) -> list[TaskCheck]:
             results = Results.from_dict(folder.results)
         except ValueError as err:
             raise RunFolderNotFoundError(f"verify: {run_dir / 'results.json'}: {err}") from None
-        if results.version < 2:
-            raise RunFolderNotFoundError(f"verify: {run_dir / 'results.json'} is of schema version {results.version}, "
-                                         f"written before answers had verdicts; re-score it with "
-                                         f"{rescore_hint(run_dir)}, then verify")
-        by_task: dict[str, list[dict[str, Any]]] = defaultdict(list)
-        for record in folder.records.values():
-            by_task[record["task"]].append(record)
+        records = folder.records
+    return check_run(run_dir, results, records)
+
+
+def check_run(run_dir: Path, results: Results, records: dict[str, dict[str, Any]], command: str = "verify"
+              ) -> list[TaskCheck]:
+    """Each task of `results` (the run folder `run_dir`'s) checked against the verdicts of `records`; `verify` and
+    `publish` (before it uploads anything) both ask this."""
+    if results.version < 2:
+        raise RunFolderNotFoundError(f"{command}: {run_dir / 'results.json'} is of schema version {results.version}, "
+                                     f"written before answers had verdicts; re-score it with "
+                                     f"{rescore_hint(run_dir)}, then {command}")
+    by_task: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for record in records.values():
+        by_task[record["task"]].append(record)
     tasks = {task.name: task for task in resolve_tasks(sorted(results.tasks), results.run.options.get("include"))}
     return [_check(tasks[name], result, parse_records(tasks[name], by_task[name]))
             for name, result in sorted(results.tasks.items())]

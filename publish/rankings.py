@@ -16,6 +16,8 @@ from typing import Any
 import pandas as pd
 import yaml
 
+from hallubench import confined
+from hallubench.confined import Folder
 from hallubench.errors import PublishError
 from hallubench.publish.hub import DatasetRepo
 from hallubench.ranking.board import mini_runs
@@ -38,16 +40,17 @@ def card_header(mini: bool) -> str:
     return "---\n" + yaml.safe_dump(meta, sort_keys=False) + "---\n"
 
 
-def _mini_data(folder: Path) -> dict[str, Any]:
-    path = folder / CROSSCHECK_JSON
+def _mini_data(folder: Path, data: bytes) -> dict[str, Any]:
     try:
-        return json.loads(path.read_text(encoding="utf-8")).get("mini_data") or {}
+        return json.loads(data).get("mini_data") or {}
     except (ValueError, AttributeError) as err:
-        raise PublishError(f"{path}: {err}; make the ranking again with `hallubench rank`") from None
+        raise PublishError(f"{folder / CROSSCHECK_JSON}: {err}; make the ranking again with `hallubench rank`") from None
 
 
-def _parquet(path: Path) -> bytes:
-    table = pd.read_json(path, lines=True, precise_float=True) if path.suffix == ".jsonl" else pd.read_csv(path)
+def _parquet(name: str, data: bytes) -> bytes:
+    """The table `name` (read through the door) as parquet, made from its bytes: what is pushed is what was read."""
+    source = io.BytesIO(data)
+    table = pd.read_json(source, lines=True, precise_float=True) if name.endswith(".jsonl") else pd.read_csv(source)
     out = io.BytesIO()
     table.to_parquet(out, index=False)
     return out.getvalue()
@@ -64,19 +67,20 @@ def push_ranking(folder: Path, repo_id: str, *, token: str | None = None, privat
 
 def _push(folder: Path, repo_id: str, *, token: str | None, private: bool | None, endpoint: str | None,
           allow_mini_data: bool) -> tuple[str, str]:
-    missing = [name for name in FILES if not (folder / name).is_file()]
+    door = Folder(folder)
+    missing = [name for name in FILES if not door.is_file(name)]
     if missing:
         raise PublishError(f"{folder} is not a ranking folder (no {', '.join(missing)}); make it with "
                            "`hallubench rank` or `hallubench crosscheck`")
-    mini = _mini_data(folder)
+    files = {name: door.read_bytes(name, confined.RECORDS) for name in FILES}  # the only bytes pushed: read once
+    mini = _mini_data(folder, files[CROSSCHECK_JSON])
     if mini and not allow_mini_data:
         raise PublishError(
             f"{folder} ranks runs made on the embedded synthetic mini benchmarks ({mini_runs(mini)}), so it measures nothing "
             "about the models. Rank runs on the real benchmarks (`hallubench build`, then --data-dir), or pass "
             "--allow-mini-data to push it anyway, marked as mini data (ranking again reuses the cached judgments)")
     hub = DatasetRepo(repo_id, token=token, private=private, endpoint=endpoint)
-    files = {name: (folder / name).read_bytes() for name in FILES}
-    files.update({f"data/{name}.parquet": _parquet(folder / source) for name, source in CONFIGS.items()})
+    files.update({f"data/{name}.parquet": _parquet(source, files[source]) for name, source in CONFIGS.items()})
     card = card_header(bool(mini)) + files["leaderboard.md"].decode("utf-8") + "\n![leaderboard](leaderboard.png)\n"
     files["README.md"] = card.encode("utf-8")
     with hub.errors(f"publishing ranking {folder} to dataset repo {repo_id}"):

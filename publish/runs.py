@@ -21,11 +21,14 @@ A run made on the embedded synthetic mini benchmarks (results.json `run.mini_dat
 its title and first lines, and no `.eval_results` go to the model repo (such scores must not appear next to a
 model's benchmark results).
 
-The run folder is read through harness/run_state.py's `read_run_folder`, and so is the folder its samples come
-from when they are not in it: each is read and uploaded holding its lock (a run writing either refuses the
-publish, naming the run; a run starting meanwhile is refused, naming the publish; two publishes of one folder
-take turns), and one whose last run was interrupted or failed, or whose records mix models or settings (or
-disagree with its results.json, e.g. another --limit), is refused, naming the command that fixes it. Nothing is
+The run folder is read through harness/run_state.py's `read_run_folder` (holding its lock: a run writing it
+refuses the publish, naming the run; a run starting meanwhile is refused, naming the publish; two publishes of one
+folder take turns), and one whose last run was interrupted or failed, whose records mix models or settings (or
+disagree with its results.json, e.g. another --limit), or that is not whole (no manifest), is refused, naming the
+command that fixes it. Every byte uploaded was read through the door (hallubench/confined.py: no link out of the
+folder, no FIFO, bounded), and results.json is re-aggregated from the samples' verdicts as `verify` does before
+anything is uploaded. A folder re-scored from another (`run --from-outputs SRC --output-dir DIR`) holds no samples:
+publishing it is refused, naming SRC (a folder the user did not give), and the command that scores SRC in place. Nothing is
 written to the run folder but the lock's record (emptied again at the end).
 
 The token (argument, `HF_TOKEN` or the huggingface_hub login) only goes into HfApi, which sends it as the
@@ -38,20 +41,22 @@ import json
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-from hallubench.errors import PublishError
+from hallubench.confined import Folder, given_folder
+from hallubench.errors import PublishError, VerdictMismatchError
 from hallubench.publish.checks import (BenchmarkRepoError, check_benchmark, check_complete, check_model_repo,
                                        check_repo_id, check_results_folder, dataset_revision)
 from hallubench.publish.hub import DatasetRepo
 from hallubench.harness import run_state, store
-from hallubench.harness.command import rescore_hint
+from hallubench.harness.command import command_line, rescore_hint
 from hallubench.publish.dataset_card import dataset_card, model_folder, model_label, samples_path
 from hallubench.publish.eval_results import eval_result_files, hub_model_id, task_ids
 from hallubench.harness.plot import PLOT
 from hallubench.harness.results_schema import Results
+from hallubench.harness.verify import check_run
 
 RESULTS = "results.json"
 # Arrow field metadata marking a column whose values mix types and were stored as JSON text.
@@ -69,30 +74,49 @@ class PublishReport:
     model_note: str | None = None
 
 
-def read_run(run_dir: Path) -> tuple[Results, bytes, dict[str, dict[str, Any]]]:
-    """The run's Results, its results.json bytes as they are, and its sample records by key.
+def read_run(run_dir: Path, given: Sequence[Path] = ()) -> tuple[Results, bytes, dict[str, dict[str, Any]]]:
+    """The run's Results, its results.json bytes as they are (read through the door, hallubench/confined.py: those
+    bytes are what is uploaded), and its sample records by key.
 
     A folder written by `hallubench run --from-outputs SRC --output-dir DIR` holds only results.json;
-    its samples are read from SRC, which results.json records, and must be those it scored.
+    its samples are read from SRC, which results.json records, and must be those it scored; SRC must be among the
+    folders the user gave (`given`), since results.json is data.
     """
-    run_dir = Path(run_dir)
+    run_dir, door = Path(run_dir), Folder(run_dir)
     path = run_dir / RESULTS
-    if not path.is_file():
+    if not door.is_file(RESULTS):
         raise PublishError(f"{run_dir} has no {RESULTS}, so it is not a finished run folder; make one with "
                            f"`hallubench run --output-dir {run_dir} ...` (or score saved samples with "
                            f"{rescore_hint(run_dir)}) and publish again")
-    raw = path.read_bytes()
+    raw = door.read_bytes(RESULTS)
     try:
         results = Results.from_dict(json.loads(raw))
     except ValueError as err:  # JSONDecodeError is a ValueError too
         raise PublishError(f"{path}: {err}") from None
     records = store.read_store(run_dir).records
     source = results.run.from_outputs
-    if not records and source and Path(source).is_dir() and Path(source).resolve() != run_dir.resolve():
-        with run_state.read_run_folder(Path(source), "publish") as folder:
-            run_state.check_derived(run_dir, json.loads(raw), folder.records, folder.steps, Path(source))
-            records = folder.records
+    if not records and source:  # re-scored into this folder from another: those samples are data it names
+        samples = given_folder(source, [run_dir, *given], f"{path} (run.from_outputs)", (
+            f"Score those samples in their own folder with {rescore_hint(source)} and publish that folder "
+            f"(`{command_line(['publish', str(source)])} --repo ...`)"))
+        if samples is not None and samples.resolve() != run_dir.resolve():
+            with run_state.read_run_folder(samples, "publish") as folder:
+                run_state.check_derived(run_dir, json.loads(raw), folder.records, folder.steps, samples)
+                records = folder.records
     return results, raw, records
+
+
+def check_verdicts(run_dir: Path, results: Results, records: dict[str, dict[str, Any]]) -> None:
+    """VerdictMismatchError, before anything is uploaded, unless results.json is what its samples' verdicts
+    re-aggregate to (as `hallubench verify` checks: harness/verify.py)."""
+    differing = [check for check in check_run(run_dir, results, records, "publish") if check.differences]
+    if differing:
+        first = differing[0]
+        raise VerdictMismatchError(
+            f"{run_dir / RESULTS} differs from what its samples' verdicts give in "
+            f"{', '.join(f'{check.task} ({check.metric})' for check in differing)} (e.g. {first.task}: "
+            f"{first.differences[0]}), so nothing was published; re-score the folder with {rescore_hint(run_dir)} "
+            f"(`hallubench verify {run_dir}` lists every difference)")
 
 
 def _column(values: list[Any]) -> tuple[pa.Array, bool]:
@@ -194,7 +218,7 @@ def _existing_results(hub: DatasetRepo, held: list[str], folder: str) -> dict[st
 def publish_run(run_dir: Path, repo_id: str, *, token: str | None = None, private: bool | None = None,
                 model_results: bool = True, model_id: str | None = None, create_pr: bool = True,
                 benchmark_ids: dict[str, str] | None = None, endpoint: str | None = None,
-                allow_mini_data: bool = False, allow_partial: bool = False) -> PublishReport:
+                allow_mini_data: bool = False, allow_partial: bool = False, given: Sequence[Path] = ()) -> PublishReport:
     """Push `run_dir` to the dataset repo `repo_id` and (unless `model_results` is False) the model's
     `.eval_results` files to `model_id` or the Hub id in the run's model args.
 
@@ -203,12 +227,15 @@ def publish_run(run_dir: Path, repo_id: str, *, token: str | None = None, privat
     `create_pr=False` commits to the model repo's main branch instead of a PR; with a PR, publishing again
     commits to the open one. `private=None` leaves a new dataset repo's visibility to the Hub's default for the
     namespace. `allow_mini_data` publishes a run made on the mini benchmarks (refused otherwise), marked as such;
-    `allow_partial` a run with --limit or missing samples, marked so, without `.eval_results`.
+    `allow_partial` a run with --limit or missing samples, marked so, without `.eval_results`. `given`: other folders
+    the user named (the SRC of `run --from-outputs SRC --output-dir RUN_DIR --push-to-hub`), which RUN_DIR's results
+    may name as where its samples are.
 
     Everything is checked before the first commit (ids, the benchmark repos, the model repo, the run's
     completeness, the results folder), so a refused publish writes nothing to the Hub.
     """
-    results, raw_results, records = read_run(run_dir)
+    results, raw_results, records = read_run(run_dir, given)
+    check_verdicts(Path(run_dir), results, records)
     benchmark_ids = dict(benchmark_ids or {})
     _check_ids(results, repo_id, model_id, benchmark_ids)
     if results.run.mini_data and not allow_mini_data:
@@ -226,10 +253,11 @@ def publish_run(run_dir: Path, repo_id: str, *, token: str | None = None, privat
             _model_plan(hub, results, plan, model_id, benchmark_ids)
     files = {f"{plan.folder}/{RESULTS}": raw_results}
     files.update({samples_path(plan.folder, task): data for task, data in samples_parquet(records).items()})
-    chart = Path(run_dir) / PLOT
-    if chart.is_file():
-        files[f"{plan.folder}/{PLOT}"] = chart.read_bytes()
-    files["README.md"] = dataset_card(results, repo_id, sorted(set(held) | set(files)), chart=chart.is_file(),
+    door = Folder(run_dir)
+    chart = door.is_file(PLOT)
+    if chart:  # checked against the manifest by read_run_folder; read (and uploaded) only through the door
+        files[f"{plan.folder}/{PLOT}"] = door.read_bytes(PLOT)
+    files["README.md"] = dataset_card(results, repo_id, sorted(set(held) | set(files)), chart=chart,
                                       folder=plan.folder, partial=plan.partial).encode()
     with hub.errors(f"publishing {run_dir} to dataset repo {repo_id}"):
         url = hub.create()

@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from hallubench.confined import Folder
 from hallubench.harness import run_state, store
 from hallubench.harness.runner import RESULTS
 from hallubench.errors import ConfigError, RunFolderNotFoundError
@@ -29,7 +30,7 @@ def read_run(name: str, run_dir: Path) -> dict[str, dict[str, dict]]:
     """task -> id -> the successful record of that item in `run_dir`, read through run_state.read_run_folder (a
     folder being written, unfinished or mixing settings is refused)."""
     run_dir = Path(run_dir)
-    if not (run_dir / store.MERGED).is_file() and not list(run_dir.glob(store.RANK_GLOB)):
+    if not Folder(run_dir).is_file(store.MERGED) and not Folder(run_dir).names(store.RANK_GLOB):
         raise RunFolderNotFoundError(f"{run_dir} (model {name!r}) holds no samples.jsonl; make it with `hallubench run "
                           f"--output-dir {run_dir} ...` or `hallubench crosscheck`")
     by_task: dict[str, dict[str, dict]] = defaultdict(dict)
@@ -82,11 +83,12 @@ def mini_data(run_dirs: Mapping[str, Path], tasks: Sequence[str]) -> dict[str, l
     (`run.mini_data`), for each run with any. A folder without results.json (an unfinished run) lists none."""
     out = {}
     for name, folder in run_dirs.items():
-        path = Path(folder) / RESULTS
-        if not path.is_file():
+        path, door = Path(folder) / RESULTS, Folder(folder)
+        if not door.is_file(RESULTS):
             continue
+        data = door.read_bytes(RESULTS)
         try:
-            listed = (json.loads(path.read_text(encoding="utf-8")).get("run") or {}).get("mini_data") or []
+            listed = (json.loads(data).get("run") or {}).get("mini_data") or []
         except (ValueError, AttributeError) as err:
             raise ConfigError(f"{path} (model {name!r}) cannot be read ({err}), so whether its run used the mini "
                               "benchmarks is unknown; run that run's command again to write it anew (it resumes: "

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
+from hallubench.confined import Folder
 from hallubench.benchmarks import get_task
 from hallubench.errors import ConfigError
 from hallubench.harness.data import dataset_dir, load_rows, resolve_data_dir
@@ -69,12 +70,13 @@ def read_evidence_run(name: str, folder: Path, trusted: bool = False, given: Mod
     or read a path outside the folder that the folder names (models.recorded_model_args: the adapter config's field
     kinds decide). `given`: the model the user gave for this run (crosscheck's own runs), whose arguments count as
     the user's word. Only the run's own model is reloaded: its helper roles and --include are not."""
-    path = Path(folder) / RESULTS
-    if not path.is_file():
+    path, door = Path(folder) / RESULTS, Folder(folder)
+    if not door.is_file(RESULTS):
         raise ConfigError(f"--judge implicit reloads each run's model from its {RESULTS}; {folder} (model {name!r}) has "
                           "none: finish that run (rerun the same `hallubench run` command) first")
+    data = door.read_bytes(RESULTS)
     try:
-        results = json.loads(path.read_text(encoding="utf-8"))
+        results = json.loads(data)
         options = results["run"]["options"]
         fingerprint = results["model"]["fingerprint"]
     except (OSError, ValueError, KeyError, TypeError) as err:

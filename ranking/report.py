@@ -13,7 +13,9 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from hallubench.harness import folder_lock
-from hallubench.harness.atomic import check_files, write_files
+from hallubench.confined import Folder
+from hallubench.errors import NotWholeError
+from hallubench.harness.atomic import MANIFEST, check_files, has_manifest, write_files
 from hallubench.ranking.board import Ranking
 
 FILES = ("leaderboard.md", "leaderboard.csv", "leaderboard.png", "documents.csv", "sentences.jsonl", "crosscheck.json")
@@ -83,12 +85,17 @@ def write_ranking(ranking: Ranking, folder: Path) -> Path:
 @contextmanager
 def reading_ranking(folder: Path, purpose: str) -> Iterator[Path]:
     """Hold the ranking folder `folder` for `purpose` (one of folder_lock.READERS) while the caller reads or uploads
-    it: FolderBusy while a `rank` writes it or after one was killed half-way, MixedOutputError when its files are not
-    those of one ranking. The caller refuses a folder lacking the files it needs with its own message."""
+    it: FolderBusy while a `rank` writes it or after one was killed half-way, NotWholeError when it holds ranking files
+    but no manifest, MixedOutputError when its files are not those of one ranking (each read through the door,
+    hallubench/confined.py). The caller refuses a folder lacking the files it needs with its own message."""
     folder = Path(folder)
+    remedy = "Make the ranking again with the `hallubench rank` (or `crosscheck`) that wrote it (judgments are cached)"
     with folder_lock.reading(folder, purpose, *FILES):
-        check_files(folder, "Make the ranking again with the `hallubench rank` (or `crosscheck`) that wrote it "
-                            "(judgments are cached)")
+        if any(Folder(folder).is_file(name) for name in FILES) and not has_manifest(folder):
+            raise NotWholeError(f"{folder} holds ranking files but no {MANIFEST} (the list of the files a `rank` "
+                                f"writes, written last), so nothing says they are one ranking: it is not whole. "
+                                f"{remedy}, then try again")
+        check_files(folder, remedy)
         yield folder
 
 

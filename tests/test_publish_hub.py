@@ -421,10 +421,12 @@ def test_a_ranking_push_to_a_bad_repo_id_is_refused_before_any_request(repo, hub
     from hallubench.errors import PublishError
     from hallubench.publish.rankings import push_ranking
     from hallubench.ranking.report import FILES
+    from run_folder_support import seal
 
     monkeypatch.setenv("HF_TOKEN", TOKEN)
     for name in FILES:
         (tmp_path / name).write_text("{}" if name.endswith(".json") else "x")
+    seal(tmp_path)  # whole, so only the repo id is wrong
     with pytest.raises(PublishError, match="is not a Hub repo id"):
         push_ranking(tmp_path, repo)
     assert hub.requests == []

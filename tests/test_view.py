@@ -10,6 +10,8 @@ import re
 import pytest
 import yaml
 
+from run_folder_support import rewrite_results, seal
+
 from hallubench.cli.main import main
 from hallubench.errors import PublishError
 from hallubench.view.pages import score_bin
@@ -26,7 +28,7 @@ def ranked(tmp_path_factory, mini_datasets):
     root = tmp_path_factory.mktemp("view")
     ranking, runs = hand_ranking(root, mini_datasets)
     site = root / "site"
-    assert main(["view", str(ranking), str(runs[0]), "--out", str(site)]) == 0
+    assert main(["view", str(ranking), *map(str, runs), "--out", str(site)]) == 0  # every run folder it names
     return ranking, runs, site
 
 
@@ -108,7 +110,7 @@ def test_media_are_copied_from_the_dataset_folder_and_confined_to_it(ranked, tmp
     other = write_run(tmp_path / "runs" / "y", SUPPORTED, [SUPPORTED], mini_datasets, "../cmm/README.md")
     assert main(["rank", str(outside), str(other), "--output-dir", str(tmp_path / "r"), "--weighting", "uniform",
                  "--cache", str(tmp_path / "j.sqlite")]) == 0
-    index = build_site(tmp_path / "r", [], tmp_path / "site")
+    index = build_site(tmp_path / "r", [outside, other], tmp_path / "site")
     page = (index.parent / "items" / "0" / "0.html").read_text()
     assert "../cmm/README.md" in page and "not found on this machine" in page
     assert not (index.parent / "media").exists()
@@ -151,7 +153,7 @@ def test_the_verdict_not_the_strict_parser_says_what_is_unreadable(tmp_path):
     run = write_cmm_run(tmp_path / "run")
     results = json.loads((run / "results.json").read_text())
     results["tasks"]["cmm"]["verdicts"]["p3"] = {"verdict": "correct", "reading": "no"}
-    (run / "results.json").write_text(json.dumps(results))
+    rewrite_results(run, results)
     with pytest.raises(VerdictMismatchError, match=r"site written .*run: results.json differs .* in cmm"):
         build_site(None, [run], tmp_path / "site")
     page = (tmp_path / "site" / "runs" / "0.html").read_text()
@@ -179,6 +181,7 @@ def test_an_unfinished_or_mixed_run_folder_is_refused(tmp_path, capsys):
     ranking.mkdir()
     (ranking / "crosscheck.json").write_text(json.dumps({"boards": {}, "judge": {}, "config": {}, "runs": {}}))
     (ranking / "sentences.jsonl").write_text("")
+    seal(ranking)
     run_state.mark_unfinished(run)
     assert main(["view", str(ranking), str(run), "--out", str(tmp_path / "site")]) == 2
     err = capsys.readouterr().err
@@ -206,9 +209,9 @@ def test_view_errors_name_the_folder(ranked, tmp_path, capsys):
 def test_a_second_build_replaces_the_first_sites_pages(ranked, tmp_path):
     ranking, runs, _ = ranked
     site = tmp_path / "site"
-    build_site(ranking, runs[:2], site)
+    build_site(None, runs[:2], site)
     assert (site / "runs" / "1.html").is_file()
-    build_site(ranking, runs[:1], site)
+    build_site(None, runs[:1], site)
     assert sorted(p.name for p in (site / "runs").iterdir()) == ["0.html"]
 
 
@@ -217,7 +220,8 @@ def test_push_to_a_static_space_refuses_mini_data_unless_allowed(ranked, monkeyp
     monkeypatch.setenv("HF_TOKEN", "hf_StandInToken")
     hub = StandInHub({})
     try:
-        assert main(["view", str(ranking), "--out", str(tmp_path / "s"), "--push-to-hub", "me/board"]) == 2
+        assert main(["view", str(ranking), *map(str, ranked[1]), "--out", str(tmp_path / "s"), "--push-to-hub",
+                     "me/board"]) == 2
         assert "--allow-mini-data" in capsys.readouterr().err and hub.requests == []
         with pytest.raises(PublishError, match="mini benchmarks"):
             push_site(site, "me/board", mini=True, endpoint=hub.url)
@@ -261,7 +265,7 @@ def test_reference_adds_rank_correlations_to_each_board(ranked, tmp_path):
     scores = {row["model"]: float(row["crosscheck"]) for row in csv.DictReader(open(ranking / "leaderboard.csv"))}
     reference = tmp_path / "human.csv"
     reference.write_text("model,score\n" + "".join(f"{m},{s}\n" for m, s in scores.items()))
-    index = build_site(ranking, [], tmp_path / "site", reference=reference)
+    index = build_site(ranking, ranked[1], tmp_path / "site", reference=reference)
     page = html.unescape(index.read_text())
     assert re.search(r"viewer_reference_system_spearman</code>: 1\.000 \(n = 4\)", page)  # the same order
 
@@ -276,7 +280,7 @@ def test_view_flags_a_folder_whose_verdicts_were_edited(tmp_path, capsys):
     run = write_cmm_run(tmp_path / "run")
     results = json.loads((run / "results.json").read_text())
     results["tasks"]["cmm"]["verdicts"]["p2"] = {"verdict": "correct", "reading": "yes"}
-    (run / "results.json").write_text(json.dumps(results))
+    rewrite_results(run, results)
     assert main(["view", str(honest), str(run), "--out", str(tmp_path / "site")]) == 1
     out, err = capsys.readouterr()
     assert "site written" in out and len(err.strip().splitlines()) == 1

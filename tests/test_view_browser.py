@@ -178,7 +178,7 @@ def test_known_unsupported_sentence_is_coloured_unsupported(browser, tmp_path, m
     ranking, runs = hand_ranking(tmp_path, mini_datasets)
     cmm = write_cmm_run(tmp_path / "cmm-run")
     site = tmp_path / "site"
-    assert main(["view", str(ranking), str(cmm), "--out", str(site)]) == 0
+    assert main(["view", str(ranking), *map(str, runs), str(cmm), "--out", str(site)]) == 0
     open_page(browser, site / "items" / "0" / "0.html")  # a hostile sentence would raise an alert here
     dog = browser.find_element("css selector", f'.response[data-model="{HOSTILE_NAME}"] .sentence')
     assert dog.text == UNSUPPORTED and "cc-3" in dog.get_attribute("class").split()

@@ -4,6 +4,8 @@ with a name and a sentence that try to break out of the page's HTML and JSON."""
 import json
 from pathlib import Path
 
+from run_folder_support import rewrite_results
+
 from hallubench.cli.main import main
 from hallubench.harness.digest import scored_digests
 from hallubench.harness.results_schema import GroupResult, ModelInfo, Results, RunInfo, TaskResult
@@ -33,7 +35,7 @@ def write_run(folder: Path, answer: str, samples: list[str], data_dir: Path, vid
                       run=RunInfo(options={"data_dir": str(data_dir)},
                                                               mini_data=[TASK] if mini else [],
                                                               records_digest=scored_digests(records, {})))
-    (folder / "results.json").write_text(json.dumps(results.to_dict()))
+    rewrite_results(folder, results.to_dict())  # with its manifest, as a run leaves it
     return folder
 
 
@@ -49,7 +51,7 @@ def results_json(folder: Path, tasks: dict[str, TaskResult], verdicts: dict[str,
                                   records_digest=scored_digests(records, {}))).to_dict()
     for name, given in (verdicts or {}).items():
         results["tasks"][name]["verdicts"] = given
-    (folder / "results.json").write_text(json.dumps(results))
+    rewrite_results(folder, results)
     return results
 
 

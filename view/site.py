@@ -19,7 +19,9 @@ from typing import Iterable, Sequence
 import jinja2
 import markupsafe
 
+from hallubench.confined import Folder, given_folder
 from hallubench.errors import ConfigError, RunFolderNotFoundError, VerdictMismatchError
+from hallubench.harness.command import command_line
 from hallubench.harness import store
 from hallubench.harness.command import rescore_hint
 from hallubench.harness.atomic import replace_folder
@@ -71,7 +73,9 @@ class MediaCopier:
         self.folder, self.copied = site / "media", {}
 
     def __call__(self, source: Path) -> str | None:
-        """The site-relative path of `source`'s copy, or None for a file type the browser cannot show."""
+        """The site-relative path of `source`'s copy, or None for a file type the browser cannot show. `source` is a
+        regular file inside its dataset (view/sources.media_file), copied through the door (a FIFO, a file past the
+        bound or one swapped for a link meanwhile is refused)."""
         suffix = source.suffix.lower()
         if suffix not in MEDIA_SUFFIXES:
             return None
@@ -82,7 +86,7 @@ class MediaCopier:
                 try:
                     os.link(source, target)
                 except OSError:
-                    shutil.copyfile(source, target)
+                    Folder(source.parent).copy(source.name, target)
             self.copied[source] = f"media/{target.name}"
         return self.copied[source]
 
@@ -96,21 +100,21 @@ def _site_folder(out: Path) -> Path:
 
 
 def _runs_of_ranking(ranking: RankingFolder, given: Sequence[RunFolder]) -> dict[str, RunFolder]:
-    """Model name -> its run folder: those given on the command line by their folder name, else the path the
-    ranking recorded, else <ranking>/../runs/<name> (where `crosscheck` puts them); a run not found is left out."""
+    """Model name -> its run folder among those given on the command line: by folder name, else the one at the path
+    the ranking recorded. The ranking's record is data: a recorded folder the user did not give is an
+    UnnamedFolderError naming it (never read, never uploaded); a run not found is left out."""
     by_name = {run.folder.name: run for run in given}
+    by_path = {run.folder: run for run in given}
     out = {}
     for name, recorded in (ranking.data.get("runs") or {}).items():
         if name in by_name:
             out[name] = by_name[name]
             continue
-        beside = [ranking.folder.parent / "runs" / name] if Path(name).name == name not in (".", "..") else []
-        for candidate in [Path(str(recorded)), *beside]:  # a name is data: a folder beside, never a path elsewhere
-            try:
-                out[name] = read_run_folder(candidate)
-                break
-            except RunFolderNotFoundError:  # not there; one being written or cut off is refused, not left out
-                continue
+        folder = given_folder(recorded, by_path, f"{ranking.folder / CROSSCHECK_JSON} (model {str(name)!r})",
+                              f"Give that run folder too: {command_line(['view', str(ranking.folder), str(recorded)])}"
+                              " (with the other run folders you show)")
+        if folder is not None:
+            out[name] = by_path[folder]
     return out
 
 
@@ -154,13 +158,13 @@ def is_mini(ranking_dir: Path | None, run_dirs: Sequence[Path] = ()) -> bool:
 
 def split_folders(paths: Sequence[Path]) -> tuple[Path | None, list[Path]]:
     """(the ranking folder, the run folders) among `paths`: a ranking folder holds crosscheck.json; at most one."""
-    rankings = [Path(p) for p in paths if (Path(p) / CROSSCHECK_JSON).is_file()]
+    rankings = [Path(p) for p in paths if Folder(p).is_file(CROSSCHECK_JSON)]
     if len(rankings) > 1:
         raise ConfigError(f"hallubench view: {len(rankings)} ranking folders given ({', '.join(map(str, rankings))}); "
                           "give at most one, plus any run folders")
     runs = [Path(p) for p in paths if Path(p) not in rankings]
     for folder in runs:
-        if not (folder / store.MERGED).is_file() and not list(folder.glob(store.RANK_GLOB)):
+        if not Folder(folder).is_file(store.MERGED) and not Folder(folder).names(store.RANK_GLOB):
             raise RunFolderNotFoundError(f"{folder} is neither a ranking folder (no {CROSSCHECK_JSON}: make one with "
                                          f"`hallubench rank`) nor a run folder (no {store.MERGED}: make one with "
                                          f"`hallubench run --output-dir {folder} ...`)")

@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from hallubench import confined
+from hallubench.confined import Folder
 from hallubench.errors import ConfigError, NotARankingFolderError, RunFolderNotFoundError
 from hallubench.harness import run_state, store
 from hallubench.harness.data import COMPLETE, MINI, dataset_dir, default_data_dir
@@ -47,27 +49,35 @@ class RunFolder:
 
 @reads_ranking("view")  # the one lock-taking reader of a ranking folder (ranking/report.py)
 def read_ranking(folder: Path) -> RankingFolder:
-    folder = Path(folder)
-    missing = [name for name in (CROSSCHECK_JSON, SENTENCES) if not (folder / name).is_file()]
+    folder, door = Path(folder), Folder(folder)
+    missing = [name for name in (CROSSCHECK_JSON, SENTENCES) if not door.is_file(name)]
     if missing:
         raise NotARankingFolderError(f"{folder} is not a ranking folder (no {', '.join(missing)}; a ranking folder holds "
                                      f"{', '.join(FILES)}); make it with `hallubench rank` or `hallubench crosscheck`")
+    raw = door.read_bytes(CROSSCHECK_JSON)
     try:
-        data = json.loads((folder / CROSSCHECK_JSON).read_text(encoding="utf-8"))
+        data = json.loads(raw)
         boards = data["boards"]
     except (ValueError, KeyError, TypeError) as err:
         raise NotARankingFolderError(f"{folder / CROSSCHECK_JSON} cannot be read ({err!r}); make the ranking again "
                                      "with `hallubench rank`") from None
     sentences: dict[str, dict[str, dict[str, list[dict[str, Any]]]]] = {name: {} for name in boards}
-    with open(folder / SENTENCES, encoding="utf-8") as lines:
-        for number, line in enumerate(lines, start=1):
-            try:
-                row = json.loads(line)
-                per_item = sentences.setdefault(row["board"], {}).setdefault(row["model"], {})
-                per_item.setdefault(str(row["id"]), []).append(row)
-            except (ValueError, KeyError, TypeError) as err:
-                raise NotARankingFolderError(f"{folder / SENTENCES}:{number}: not a sentence row ({err!r}); make the "
-                                             "ranking again with `hallubench rank`") from None
+    raw = door.read_bytes(SENTENCES, confined.RECORDS)
+    try:
+        lines = raw.decode("utf-8").split("\n")  # not splitlines: U+2028 is text in a sentence
+    except ValueError as err:
+        raise NotARankingFolderError(f"{folder / SENTENCES} is not UTF-8 text ({err}); make the ranking again with "
+                                     "`hallubench rank`") from None
+    for number, line in enumerate(lines, start=1):
+        if not line:
+            continue
+        try:
+            row = json.loads(line)
+            per_item = sentences.setdefault(row["board"], {}).setdefault(row["model"], {})
+            per_item.setdefault(str(row["id"]), []).append(row)
+        except (ValueError, KeyError, TypeError) as err:
+            raise NotARankingFolderError(f"{folder / SENTENCES}:{number}: not a sentence row ({err!r}); make the "
+                                         "ranking again with `hallubench rank`") from None
     for per_model in sentences.values():
         for per_item in per_model.values():
             for rows in per_item.values():
@@ -80,7 +90,7 @@ def read_run_folder(folder: Path) -> RunFolder:
     check every reader uses (harness/run_state.py): a folder being written, interrupted or mixing models or
     settings is refused, naming the command that fixes it."""
     folder = Path(folder)
-    if not (folder / store.MERGED).is_file() and not list(folder.glob(store.RANK_GLOB)):
+    if not Folder(folder).is_file(store.MERGED) and not Folder(folder).names(store.RANK_GLOB):
         raise RunFolderNotFoundError(f"{folder} holds no samples.jsonl: not a run folder (make one with `hallubench run "
                                      f"--output-dir {folder} ...`)")
     with run_state.read_run_folder(folder, "view") as run:

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import yaml
 
+from hallubench import confined
+from hallubench.confined import Folder
 from hallubench.errors import PublishError
 from hallubench.publish.hub import DatasetRepo
 
@@ -30,15 +32,15 @@ def push_site(site: Path, space_id: str, *, mini: bool, allow_mini_data: bool = 
               private: bool | None = None, endpoint: str | None = None) -> tuple[str, str]:
     """Commit every file of the site `site` plus its card to the static Space `space_id` (created if missing);
     (Space url, commit url). A site of mini-data runs or ranking is refused unless `allow_mini_data`."""
-    site = Path(site)
-    if not (site / "index.html").is_file():
+    site, door = Path(site), Folder(site)
+    if not door.is_file("index.html"):
         raise PublishError(f"{site} holds no index.html: build the site first (`hallubench view RUN_DIR... --out {site}`)")
     if mini and not allow_mini_data:
         raise PublishError(f"{site} shows runs made on the embedded synthetic mini benchmarks, so it measures nothing "
                            "about the models; run on the real benchmarks, or pass --allow-mini-data to push it anyway, "
                            "marked as mini data")
-    files = {path.relative_to(site).as_posix(): path.read_bytes() for path in sorted(site.rglob("*"))
-             if path.is_file() and path.name != CARD}
+    # Only bytes read through the door are uploaded: a link out of the site, or a FIFO in it, refuses the push.
+    files = {name: door.read_bytes(name, confined.MEDIA) for name in door.files() if Path(name).name != CARD}
     files[CARD] = space_card("hallubench leaderboard", mini).encode("utf-8")
     hub = DatasetRepo(space_id, token=token, private=private, endpoint=endpoint)
     with hub.errors(f"publishing site {site} to Space {space_id}"):

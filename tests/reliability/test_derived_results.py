@@ -8,10 +8,12 @@ import json
 
 import pytest
 
-from run_folder_support import rewrite_results
+from run_folder_support import rewrite_results, seal
 
 from hallubench.builders.mini import make_release
 from hallubench.cli.main import main
+from hallubench.errors import StaleResultsError
+from hallubench.publish.runs import publish_run
 from hallubench.harness import digest, run_state, store
 
 from conftest import openai_run_argv
@@ -38,7 +40,7 @@ def _empty_ranking(tmp_path):
     ranking.mkdir(exist_ok=True)
     (ranking / "crosscheck.json").write_text(json.dumps({"boards": {}, "judge": {}, "config": {}, "runs": {}}))
     (ranking / "sentences.jsonl").write_text("")
-    return ranking
+    return seal(ranking)
 
 
 # Each purpose a run folder is read for, and a command that reads one for it; `run --from-outputs` (re-score) is
@@ -131,8 +133,10 @@ def test_results_rescored_into_another_folder_are_checked_against_their_source(s
     assert main(["run", "--from-outputs", str(out)]) == 0  # the source's own results follow it; `scored`'s do not
     capfd.readouterr()
     assert main(["publish", str(scored), "--repo", "me/x", "--allow-mini-data"]) == 2
-    err = capfd.readouterr().err
-    assert f"{scored / 'results.json'} was not computed from what {out / 'samples.jsonl'} holds now" in err, err
+    err = capfd.readouterr().err  # `out` is named only by scored's results.json: data, not the user's word
+    assert f"names the folder {out}, which you did not give" in err, err
+    with pytest.raises(StaleResultsError, match=f"was not computed from what {out / 'samples.jsonl'} holds now"):
+        publish_run(scored, "me/x", allow_mini_data=True, given=[out])  # as `run --from-outputs out --push-to-hub`
 
 
 def test_the_digest_covers_the_steps_a_sample_was_made_from_and_not_their_order():

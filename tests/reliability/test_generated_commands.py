@@ -122,7 +122,7 @@ def test_a_stopped_run_names_a_command_that_parses_to_its_own_options(server, da
     wanted = dataclasses.asdict(build_options(build_parser("run").parse_args(argv)))
     assert options_of(hint) == wanted
     mark = json.loads((out / run_state.UNFINISHED).read_text())
-    assert options_of(mark["command"]) == wanted
+    assert options_of(run_state.finishing_command(out, mark)) == wanted  # rendered from the options it records
 
 
 def test_the_build_hint_for_a_missing_dataset_parses_to_that_folder(tmp_path, capfd):

@@ -84,12 +84,14 @@ def test_publish_is_refused_while_a_run_writes_the_folder_or_the_samples_it_read
     _, err = run.communicate(timeout=300)
     assert run.returncode == 0, err
     publish_gets_past_the_lock(out)
-    # A re-scored copy holds only results.json; publish reads its samples from the run folder, so holds that too.
+    # A re-scored copy holds only results.json; its push reads the samples from the run folder (the folder the user
+    # named with --from-outputs), so holds that too.
     rescored = tmp_path / "rescored"
     assert hallubench("run", "--from-outputs", out, "--output-dir", rescored).wait(timeout=120) == 0
     holder = _holder("lock = folder_lock.FolderLock(sys.argv[1], 'run')", out)
     try:
-        publish = hallubench("publish", rescored, "--repo", "me/x", "--allow-mini-data")
+        publish = hallubench("run", "--from-outputs", out, "--output-dir", rescored, "--push-to-hub", "me/x",
+                             "--allow-mini-data")
         _, err = publish.communicate(timeout=120)
         assert publish.returncode == 2 and f"{out} is being written by hallubench run pid {holder.pid}" in err
     finally:

@@ -165,7 +165,9 @@ def write_run(folder: Path, adapter: str, model_args: dict, fingerprint: str = "
                "model": {"name": f"{adapter}:modèle", "fingerprint": fingerprint},
                "tasks": {TASK: {"metric": None, "scored_by": "crosscheck", "metrics": {}, "n_selected": 2,
                                 "n_errors": 0, "n_unparsed": 0, "n_scored": 2}}}
-    (folder / "results.json").write_text(json.dumps(results, ensure_ascii=False), encoding="utf-8")
+    from run_folder_support import rewrite_results  # (tests/ is on the path under pytest, not in the torch probe)
+
+    rewrite_results(folder, results)  # with its manifest, as a run leaves it
     return folder
 
 
@@ -276,7 +278,9 @@ def test_a_reloaded_run_keeps_no_helpers_or_includes(tmp_path):
     results["run"]["options"].update(helpers={"verifier": {"adapter": "search", "pretrained": "serper",
                                                            "base_url": "http://elsewhere/"}},
                                      include=["/tmp/evil.py"])
-    (folder / "results.json").write_text(json.dumps(results), encoding="utf-8")
+    from run_folder_support import rewrite_results
+
+    rewrite_results(folder, results)
     options = read_evidence_run("a", folder).options
     assert options.helpers == {} and options.include == []
 

@@ -154,7 +154,7 @@ def test_a_really_full_disk_leaves_the_previous_ranking(runs, tmp_path, capfd):
     assert code == 2 and "cannot write" in err and "File too large" in err, err
     assert "still holds its previous files, unchanged" in err
     assert _snapshot(out) == old and not [p for p in out.iterdir() if ".tmp" in p.name]
-    assert main(["view", str(out), "--out", str(tmp_path / "site")]) == 0
+    assert main(["view", str(out), *(str(runs[name]) for name in ("a", "b", "dog")), "--out", str(tmp_path / "site")]) == 0
 
 
 def test_a_runs_results_and_charts_are_replaced_whole_or_not_at_all(server, data_dir, tmp_path, monkeypatch,
@@ -202,7 +202,7 @@ def _site_files(site):
 def test_the_site_is_replaced_whole_or_not_at_all(runs, tmp_path, monkeypatch, capfd):
     ranking = tmp_path / "ranking"
     assert _rank(runs, ["a", "b"], ranking, tmp_path / "j.sqlite") == 0
-    site, argv = tmp_path / "site", ["view", str(ranking), str(runs["a"]), "--out", str(tmp_path / "site")]
+    site, argv = tmp_path / "site", ["view", str(ranking), str(runs["a"]), str(runs["b"]), "--out", str(tmp_path / "site")]
     written, write_text = [], Path.write_text
 
     def spy(path, *args, **kwargs):
