@@ -66,8 +66,9 @@ def unreadable_notice(results: Results) -> str | None:
     results_and_groups = [r for task in results.tasks.values() for r in (task, *task.groups.values())]
     notes = []
     if any(r.mostly_unreadable for r in results_and_groups):
-        notes.append(f"{FLAG}: more than {MOSTLY_UNREADABLE:.0%} of the answers scored there could not be read (the "
-                     "metric counts them by the paper's rule, e.g. as wrong or inconsistent): the score is mostly noise.")
+        notes.append(f"{FLAG}: more than {MOSTLY_UNREADABLE:.0%} of the answers there could not be read (the metric "
+                     "counts them by the paper's rule, e.g. as wrong or inconsistent, or leaves them out): the score is "
+                     "mostly noise.")
     if any(r.n_without_media for r in results_and_groups):
         notes.append("without media: rows left out of the scores because --modality removes the medium they are "
                      "asked about.")

@@ -25,7 +25,7 @@ from hallubench.harness import run_state
 from hallubench.harness.command import rescore_hint
 from hallubench.harness.results_schema import SCHEMA_VERSION, GroupResult, Results, TaskResult
 from hallubench.harness.runner import resolve_tasks
-from hallubench.harness.scoring import (UNREADABLE, unread_by_rule, count, counted_as, group_names, load_metric,
+from hallubench.harness.scoring import (UNREADABLE, unread_by_rule, count, counted_as, group_names, is_count, load_metric,
                                         metric_records, parse_records, record_verdict, task_verdicts)
 
 COUNTS = ("n_errors", "n_unparsed", "n_scored", "n_unreadable", "unreadable_share", "mostly_unreadable",
@@ -156,7 +156,7 @@ def _compare_shares(check: TaskCheck, where: str, stored: GroupResult, records: 
     metrics = stored.metrics
     if stored.not_scored is not None:
         check.checked.append(where + "metrics")
-        if any(value is not None for value in metrics.values()):
+        if any(value is not None and not is_count(value) for value in metrics.values()):
             check.differences.append(f"{where}metrics hold numbers in results.json where no answer was scored "
                                      f"({stored.not_scored})")
         return

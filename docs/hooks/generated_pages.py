@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[2]
 HELP_WIDTH = "100"
 # The sections of the navigation in reading order (MkDocs sorts folders by name); a folder not named here goes last.
 SECTION_ORDER = ["Topics", "Benchmarks", "Methods", "Metrics", "Reference"]
-TOPIC_ORDER = ["install", "mini-data", "building", "harness", "models", "gpu-and-vllm", "publishing", "viewer",
+TOPIC_ORDER = ["install", "mini-data", "building", "harness", "reading-output", "models", "gpu-and-vllm", "publishing", "viewer",
                "guarantees", "reproductions", "plugins"]  # argparse wraps --help to $COLUMNS: fixed, so the page does not depend on the terminal
 
 
