@@ -99,7 +99,8 @@ def counted_as(task: Task, record: dict[str, Any], verdicts: dict[str, dict[str,
         return WITHOUT_MEDIA
     if record.get("error") is not None:
         return ERRORED
-    if unread_by_rule(record, verdicts) or (task.unreadable is not None and task.unreadable(record.get("parsed"))):
+    parsed = record.get("parsed")
+    if unread_by_rule(record, verdicts) or (task.unreadable is not None and parsed is not None and task.unreadable(parsed)):
         return UNREADABLE
     return SCORED
 

@@ -235,4 +235,5 @@ def test_every_sample_counts_once_in_scored_unreadable_or_errors_for_every_regis
             unread = (record["parsed"] is None if record["id"] not in verdicts
                       else verdicts[record["id"]]["reading"] is None)
             if record["error"] is None:
-                assert (column == "unreadable") == (unread or bool(task.unreadable and task.unreadable(record["parsed"])))
+                partly = task.unreadable is not None and record["parsed"] is not None and task.unreadable(record["parsed"])
+                assert (column == "unreadable") == (unread or partly), name
