@@ -1,7 +1,9 @@
 """What a results.json was computed from, as digests its readers check (harness/run_state.py `read_run_folder`).
 
 `run.records_digest` in results.json holds, per task, `{"samples": D, "steps": D}`: D is `sha256:<hex>` over the
-sample records the task's scores were computed from (each record's canonical JSON: sorted keys, no spaces) and
+sample records the task's scores were computed from (each record's canonical JSON: sorted keys, no spaces, without
+the fields scoring writes, records.SCORED_FIELDS, so that it protects what generation wrote; `hallubench verify`
+checks those against the metric) and
 over the `steps.jsonl` records those samples' steps name (multi-step tasks; absent otherwise). The per-record
 hashes are sorted before they are hashed together, so the digest does not depend on line order or on which rank
 file a record was in, and changes with any byte of any record's content.
@@ -13,12 +15,15 @@ import json
 from collections import defaultdict
 from typing import Any, Iterable, Mapping
 
+from hallubench.harness.records import SCORED_FIELDS
+
 PREFIX = "sha256:"
 SAMPLES, STEPS = "samples", "steps"
 
 
 def canonical(record: Mapping[str, Any]) -> bytes:
-    return json.dumps(record, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode()
+    generated = {name: value for name, value in record.items() if name not in SCORED_FIELDS}
+    return json.dumps(generated, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode()
 
 
 def records_digest(records: Iterable[Mapping[str, Any]]) -> str:

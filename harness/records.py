@@ -12,8 +12,12 @@ from typing import Any
 
 from hallubench.errors import CorruptRecordError
 
-# 4: `perturbation` and `answer_probs` (both null unless the run asks for them); 3: `steps` (multi-step tasks); 2: the `schema` field itself; 1: records without it (same keys otherwise)
-SCHEMA_VERSION = 4
+# 5: `verdict` (written by scoring); 4: `perturbation` and `answer_probs` (both null unless the run asks for them);
+# 3: `steps` (multi-step tasks); 2: the `schema` field itself; 1: records without it (same keys otherwise)
+SCHEMA_VERSION = 5
+# The fields scoring writes into a record (the rest is generation's): the records digest leaves them out
+# (harness/digest.py), and `hallubench verify` checks them against what the metric gives the record now.
+SCORED_FIELDS = ("verdict",)
 
 
 @dataclass
@@ -24,15 +28,19 @@ class SampleRecord:
     (the stochastic samples use seed + 1); generation / sample_generation: effective GenerationSettings of
     the answer / the extra samples; media: what it saw (video {path, indices, timestamps, native_fps,
     duration}, audio {path, start, end, sr, muted}, image {path, size, blank}); outputs / samples: raw
-    answer(s) and stochastic samples; parsed: the task parser's reading of outputs[0], the one scoring
-    counts (None: unparseable); error: null or {type: "media"|"generation", class, message}, outputs then
+    answer(s) and stochastic samples; parsed: the task parser's reading of outputs[0] (None: unparseable), which
+    the metric's rule may read otherwise (`verdict` says how the score read it); error: null or {type: "media"|"generation", class, message}, outputs then
     empty; time_s: this sample's share of its batch's wall time. steps (multi-step tasks, else null): step name ->
     {key, model (role), model_fingerprint, generation, prompts [{text, history}], outputs (one list per prompt)};
     `outputs` are then those of the program's answer step and `parsed` the task parser's reading of the record.
     perturbation (a `--perturb` run, else null): {kind, level, seed, label} of the degraded medium it saw (`id` is
     then `<row id>@<label>` and each `group` is prefixed `<label> / `, with `<label>` itself first); answer_probs
     (`--answer-probs`, else null): each answer word -> the probability of the reply's first token being it, from one
-    forward pass on the same conversation (harness/answer_probs.py)."""
+    forward pass on the same conversation (harness/answer_probs.py). verdict (null until scored; written by
+    scoring, harness/scoring.py `record_verdict`): how the score took the record, {verdict: results.json's verdict
+    ("correct", "wrong", "unreadable", "error"; null where the metric gives none), reading: the reading of the rule
+    behind the score (null: it read nothing), counted: "scored", "unreadable", "error" or "without media", the
+    column of the results table it counts in}."""
 
     key: str
     task: str
@@ -55,6 +63,7 @@ class SampleRecord:
     steps: dict[str, dict[str, Any]] | None = None
     perturbation: dict[str, Any] | None = None
     answer_probs: dict[str, float] | None = None
+    verdict: dict[str, Any] | None = None
     schema: int = SCHEMA_VERSION
 
     def to_dict(self) -> dict[str, Any]:

@@ -28,6 +28,18 @@ def markdown_table(header: list[str], rows: list[list[Any]]) -> str:
 
 
 FLAG = "⚠"
+NOTHING = "–"  # the cell of a score where no answer was scored
+
+
+def nothing_scored(result: GroupResult) -> str | None:
+    """Why no answer of `result` was scored ("0 of 3 scored: 3 unreadable"), or None when one was: what the table,
+    results.json (`not_scored`, its metrics then null) and the site show in place of a score."""
+    if result.n_scored:
+        return None
+    causes = [(result.n_unreadable, "unreadable"), (result.n_errors, "error" + "s" * (result.n_errors != 1)),
+              (result.n_without_media, "without media")]
+    why = ", ".join(f"{n} {cause}" for n, cause in causes if n) or "no samples"
+    return f"0 of {result.n_selected} scored: {why}"
 
 
 def unreadable_cell(result: GroupResult) -> str:
@@ -40,7 +52,13 @@ def unreadable_cell(result: GroupResult) -> str:
 def _row(name: str, group: str, result: GroupResult, note: str | None = None) -> list[Any]:
     errors = str(result.n_errors) + (f" (+{result.n_without_media} without media)" if result.n_without_media else "")
     return [name, group, result.n_selected, result.n_scored, unreadable_cell(result), errors,
-            note or _metrics(result.metrics)]
+            _score_cell(result, note)]
+
+
+def _score_cell(result: GroupResult, note: str | None) -> str:
+    """The metrics, "– (why)" where no answer was scored, or the note of a task scored elsewhere."""
+    why = nothing_scored(result)
+    return f"{NOTHING} ({why})" if why else note or _metrics(result.metrics)
 
 
 def unreadable_notice(results: Results) -> str | None:
@@ -48,8 +66,9 @@ def unreadable_notice(results: Results) -> str | None:
     results_and_groups = [r for task in results.tasks.values() for r in (task, *task.groups.values())]
     notes = []
     if any(r.mostly_unreadable for r in results_and_groups):
-        notes.append(f"{FLAG}: more than {MOSTLY_UNREADABLE:.0%} of the answers scored there could not be read (the "
-                     "metric counts them by the paper's rule, e.g. as wrong or inconsistent): the score is mostly noise.")
+        notes.append(f"{FLAG}: more than {MOSTLY_UNREADABLE:.0%} of the answers there could not be read (the metric "
+                     "counts them by the paper's rule, e.g. as wrong or inconsistent, or leaves them out): the score is "
+                     "mostly noise.")
     if any(r.n_without_media for r in results_and_groups):
         notes.append("without media: rows left out of the scores because --modality removes the medium they are "
                      "asked about.")
@@ -82,7 +101,7 @@ def table(results: Results) -> str:
         note = f"scored by {task.scored_by}" if task.metric is None else None
         rows.append(_row(name, "all", task, note))
         rows += [_row("", group, result) for group, result in task.groups.items()]
-    text = markdown_table(["task", "group", "n", "scored", "unparsed", "errors", "metrics"], rows)
+    text = markdown_table(["task", "group", "n", "scored", "unreadable", "errors", "metrics"], rows)
     if footnote := unreadable_notice(results):
         text += "\n\n" + footnote
     notices = [f"{notice}\n\n" for notice in (mini_notice(results), subset_notice(results)) if notice]

@@ -5,6 +5,7 @@ import sys
 import time
 from contextlib import nullcontext
 from pathlib import Path
+from typing import Any
 
 from hallubench.confined import Folder
 from hallubench.harness import digest, folder_lock, run_state
@@ -12,7 +13,8 @@ from hallubench.harness.environment import environment
 from hallubench.harness.results_schema import ModelInfo, Results, RunInfo
 from hallubench.errors import RunFolderNotFoundError
 from hallubench.harness.runner import RESULTS, resolve_tasks, score, utc_now, write_results
-from hallubench.harness.scoring import parse_records
+from hallubench.benchmarks.task import Task
+from hallubench.harness.scoring import parse_records, store_verdicts
 
 
 def rescore(run_dir: Path, output_dir: Path | None = None) -> Results:
@@ -31,7 +33,9 @@ def rescore(run_dir: Path, output_dir: Path | None = None) -> Results:
         for dropped in folder.dropped:  # scored without it: say which sample that is, and why
             print(f"hallubench: --from-outputs: dropped the torn last line (an interrupted write) of {dropped}; it "
                   f"is not scored: rerun the command that made {run_dir} to make it again", file=sys.stderr)
-        results = _rescore(run_dir, folder)
+        results, tasks, scored = _rescore(run_dir, folder)
+        if not separate:  # the records get the verdicts of this scoring; a separate target holds no records
+            store_verdicts(run_dir, tasks, scored, folder.records, results.tasks)
         write_results(results, target)
     return results
 
@@ -52,7 +56,7 @@ def _old_results(run_dir: Path, recorded: dict | None) -> Results | None:
     return None
 
 
-def _rescore(run_dir: Path, folder: run_state.RunFolder) -> Results:
+def _rescore(run_dir: Path, folder: run_state.RunFolder) -> tuple[Results, list[Task], list[dict[str, Any]]]:
     t0, started, records_by_key = time.perf_counter(), utc_now(), folder.records
     if not records_by_key:
         raise RunFolderNotFoundError(f"--from-outputs: {run_dir} holds no sample records (samples*.jsonl)")
@@ -75,4 +79,4 @@ def _rescore(run_dir: Path, folder: run_state.RunFolder) -> Results:
                       environment=environment())
     for name, task in results.tasks.items():  # the data the samples came from, as the run recorded it
         task.dataset = old.tasks[name].dataset if old and name in old.tasks else {}
-    return results
+    return results, tasks, records

@@ -1,4 +1,4 @@
-"""The typed schema of a run's `results.json` (version 2; version 1, without `verdicts`, is still read).
+"""The typed schema of a run's `results.json` (version 3; versions 1 and 2 are still read: READS).
 
 Layout (all keys always present; lm-eval's `results` / `config` / `n-samples` split, kept typed):
 - `version`: schema version (int).
@@ -6,12 +6,15 @@ Layout (all keys always present; lm-eval's `results` / `config` / `n-samples` sp
   (or `scored_by` when scored across runs), effective generation settings, counts (`n_total` in the
   split less the rows the task excludes, times the levels of a `--perturb` run (one sample per item and
   level), `n_selected` after --limit, `n_errors` model/media errors,
-  `n_unparsed` outputs the metric's rule could not read (its verdicts' null readings; for a metric without verdicts,
-  the outputs the task's parser could not read), `n_scored`, `n_without_media` rows left out because
-  `--modality` removes the medium they are asked about; `n_unreadable` answered items scored on output that
-  could not be read (the unparsed ones, and for SAC3 those with a judge string counted inconsistent unread),
-  `unreadable_share` their share of the answered items and `mostly_unreadable` when it exceeds
-  `MOSTLY_UNREADABLE`, so a score made mostly of noise is flagged), `metrics` (name -> value, each fraction
+  `n_without_media` rows left out because `--modality` removes the medium they are asked about, `n_unreadable`
+  answered items the rule behind the score could not read (a null verdict reading; for a metric without verdicts,
+  the task's parser read nothing; for a task with `unreadable`, e.g. SAC3's unread judge strings, read only in
+  part), which the metric counts by the paper's rule or leaves out, `n_scored` the other answered items, so that
+  `n_scored + n_unreadable + n_errors + n_without_media = n_selected` (harness/scoring.py `counted_as`);
+  `n_unparsed` the unreadable ones whose reading is null (a part of `n_unreadable`), `unreadable_share` the
+  unreadable share of the answered items and `mostly_unreadable` when it exceeds `MOSTLY_UNREADABLE`, so a score
+  made mostly of noise is flagged; `not_scored`: null, or why no answer was scored ("0 of 3 scored: 3
+  unreadable"), every metric then null), `metrics` (name -> value, each fraction
   followed by its standard error `<name>_stderr` as in lm-evaluation-harness) and `groups` (group ->
   GroupResult with the same counts and metrics); `version` (the task's, bumped when its prompt or scoring
   change), `stderr_method` and `higher_is_better` (metric -> true, false, or null where neither direction
@@ -45,8 +48,10 @@ from typing import Any
 from hallubench.config import read_text
 from hallubench.errors import UnreadableResultsError, shown
 
-SCHEMA_VERSION = 2
-READS = (1, 2)  # version 1 has no `verdicts`: read with none
+SCHEMA_VERSION = 3
+# version 1 has no `verdicts`: read with none; version 2 counts answers SAC3 or a judge read only in part both in
+# `n_scored` and `n_unreadable`, and has no `not_scored`
+READS = (1, 2, 3)
 MOSTLY_UNREADABLE = 0.2  # above this share of unreadable answers a score is flagged as made mostly of them
 
 
@@ -61,6 +66,7 @@ class GroupResult:
     n_unreadable: int = 0
     unreadable_share: float | None = None
     mostly_unreadable: bool = False
+    not_scored: str | None = None
 
 
 @dataclass

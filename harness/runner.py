@@ -48,7 +48,7 @@ from hallubench.harness.rebuilt import reconcile
 from hallubench.harness.probes_plot import PROBES_PLOT, plot_probes
 from hallubench.harness.program import StepJournal, check_steps_accept, role_models, run_program_batch
 from hallubench.harness.results_schema import ModelInfo, Results, RunInfo
-from hallubench.harness.scoring import without_media, score_task
+from hallubench.harness.scoring import score_task, store_verdicts, without_media
 from hallubench.harness.sharding import shard
 from hallubench.models.protocol import NextTokenScorer
 from hallubench.redact import redact, redact_values
@@ -417,6 +417,7 @@ def _run_locked(options: RunOptions, accelerator, tasks: list[Task], started: st
                                           fingerprint=model.fingerprint))
         for task in tasks:
             results.tasks[task.name].dataset = dataset_source(options.data_dir, data_dir, task)
+        store_verdicts(run_dir, tasks, records, contents.records, results.tasks)
         write_results(results, run_dir)
         run_state.mark_finished(run_dir)
         summary = error_summary(records)

@@ -15,12 +15,15 @@ from __future__ import annotations
 import re
 from collections import Counter, defaultdict
 from functools import lru_cache
-from typing import Any
+from pathlib import Path
+from typing import Any, Iterable
 
 from hallubench.benchmarks import get_parser
 from hallubench.benchmarks.task import Task
+from hallubench.harness import store
 from hallubench.harness.answer_probs import summarize as summarize_answer_probs
 from hallubench.harness.plan import task_arguments
+from hallubench.harness.report import nothing_scored
 from hallubench.harness.results_schema import MOSTLY_UNREADABLE, GroupResult, TaskResult
 from hallubench.harness.uncertainty import METHOD, STDERR, bootstrap_stderr
 from hallubench.registry import METRICS
@@ -76,25 +79,65 @@ def without_media(record: dict[str, Any]) -> bool:
     return (record.get("error") or {}).get("class") == "MediumRemovedError"
 
 
-def _unread(record: dict[str, Any], verdicts: dict[str, dict[str, Any]]) -> bool:
+def unread_by_rule(record: dict[str, Any], verdicts: dict[str, dict[str, Any]]) -> bool:
     """Whether the rule behind the score read nothing in an answered record: its verdict's reading is null, or,
     where the metric gives no verdict for it, the task's parser read nothing."""
     verdict = verdicts.get(str(record["id"]))
     return record.get("parsed") is None if verdict is None else verdict["reading"] is None
 
 
+# How the counts take each record (a record's `verdict.counted`): exactly one of these, so that
+# n_scored + n_unreadable + n_errors + n_without_media = n_selected.
+SCORED, UNREADABLE, ERRORED, WITHOUT_MEDIA = "scored", "unreadable", "error", "without media"
+
+
+def counted_as(task: Task, record: dict[str, Any], verdicts: dict[str, dict[str, Any]]) -> str:
+    """How the counts take `record`: "without media" (a row --modality leaves out), "error" (a model or media
+    error), "unreadable" (answered, but the rule behind the score read nothing in it, or, for a task that says so
+    (`Task.unreadable`, e.g. SAC3's unread judge strings), read it only in part), else "scored"."""
+    if without_media(record):
+        return WITHOUT_MEDIA
+    if record.get("error") is not None:
+        return ERRORED
+    parsed = record.get("parsed")
+    if unread_by_rule(record, verdicts) or (task.unreadable is not None and parsed is not None and task.unreadable(parsed)):
+        return UNREADABLE
+    return SCORED
+
+
 def count(task: Task, records: list[dict[str, Any]], into: GroupResult, verdicts: dict[str, dict[str, Any]]) -> None:
     """Fill the counts of `into` from the records' verdicts (the stored parses where there are none)."""
-    ok = [r for r in records if r.get("error") is None]
-    into.n_selected, into.n_without_media = len(records), sum(map(without_media, records))
-    into.n_errors = len(records) - len(ok) - into.n_without_media
-    unread = [_unread(r, verdicts) for r in ok]
-    into.n_unparsed = sum(unread)
-    into.n_scored = len(ok) - into.n_unparsed
-    read_unread = task.unreadable or (lambda parsed: False)
-    into.n_unreadable = into.n_unparsed + sum(not gone and read_unread(r.get("parsed")) for r, gone in zip(ok, unread))
-    into.unreadable_share = into.n_unreadable / len(ok) if ok else None
-    into.mostly_unreadable = bool(ok) and into.unreadable_share > MOSTLY_UNREADABLE
+    taken = Counter(counted_as(task, r, verdicts) for r in records)
+    answered = [r for r in records if r.get("error") is None]
+    into.n_selected, into.n_without_media, into.n_errors = len(records), taken[WITHOUT_MEDIA], taken[ERRORED]
+    into.n_unparsed = sum(unread_by_rule(r, verdicts) for r in answered)
+    into.n_scored, into.n_unreadable = taken[SCORED], taken[UNREADABLE]
+    into.unreadable_share = into.n_unreadable / len(answered) if answered else None
+    into.mostly_unreadable = bool(answered) and into.unreadable_share > MOSTLY_UNREADABLE
+    into.not_scored = nothing_scored(into)
+
+
+def record_verdict(task: Task, record: dict[str, Any], verdicts: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """A sample record's `verdict`: how the score took it. `verdict` and `reading` are results.json's verdict of
+    it (null where the metric gives none), `counted` how the counts took it (`counted_as`)."""
+    given = verdicts.get(str(record["id"])) or {"verdict": None, "reading": None}
+    return {"verdict": given["verdict"], "reading": given["reading"], "counted": counted_as(task, record, verdicts)}
+
+
+def with_verdicts(tasks: list[Task], scored: Iterable[dict[str, Any]], held: dict[str, dict[str, Any]],
+                  results: dict[str, TaskResult]) -> dict[str, dict[str, Any]]:
+    """The records `held` (by key, as the run folder holds them), each with the `verdict` (`record_verdict`) its
+    task's result in `results` gave it, as `scored` (the same records with the parse scoring read) were scored."""
+    by_name = {task.name: task for task in tasks}
+    return {r["key"]: {**held[r["key"]], "verdict": record_verdict(by_name[r["task"]], r, results[r["task"]].verdicts)}
+            for r in scored}
+
+
+def store_verdicts(run_dir: Path, tasks: list[Task], scored: Iterable[dict[str, Any]], held: dict[str, dict[str, Any]],
+                   results: dict[str, TaskResult]) -> None:
+    """Write each record's verdict (`with_verdicts`) into the run folder's samples.jsonl in one atomic write, before
+    results.json: the records digest leaves verdicts out (harness/digest.py), so the folder stays readable between."""
+    store.merge(run_dir, replace=with_verdicts(tasks, scored, held, results))
 
 
 def group_names(record: dict[str, Any]) -> list[str]:
@@ -202,7 +245,16 @@ def score_task(task: Task, records: list[dict[str, Any]], n_total: int,
         directions = {**metric.higher_is_better, **task.higher_is_better}
         result.higher_is_better = {name: directions.get(name) for name in result.metrics
                                    if not name.endswith(STDERR) and name in (*declared, *directions)}
+    for scored in (result, *result.groups.values()):  # no score where no answer was scored: null, and why
+        if scored.not_scored is not None:
+            scored.metrics = {name: value if is_count(value) else None for name, value in scored.metrics.items()}
     return result
+
+
+def is_count(value: Any) -> bool:
+    """Whether a metric output is a count (an int, such as SAC3's `num_unparseable`), which stays where nothing was
+    scored; every other output (a score, its stderr, a table of scores) is then null."""
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def record_verdicts(records: list[dict[str, Any]], scored: list[dict[str, Any]],

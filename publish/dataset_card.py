@@ -18,7 +18,7 @@ import yaml
 from hallubench.markup import escape_markdown, markdown_code
 from hallubench.harness.command import command_line, run_argv
 from hallubench.harness.results_schema import Results, TaskResult
-from hallubench.harness.report import markdown_table
+from hallubench.harness.report import NOTHING, markdown_table, nothing_scored
 from hallubench.harness.uncertainty import STDERR
 
 # RunOptions fields that describe where files went on the machine that ran, not what was evaluated.
@@ -67,19 +67,20 @@ def _stderr(value: float | None) -> str:
 
 
 def _task_rows(name: str, task: TaskResult) -> list[list[Any]]:
-    counts = [task.n_selected, task.n_unparsed, task.n_errors]
+    counts = [task.n_selected, task.n_scored, task.n_unreadable, task.n_errors]
     name = escape_markdown(name)
     if task.metric is None:
         return [[name, "-", f"scored by {escape_markdown(task.scored_by)}", *counts]]
     rows = [[name, escape_markdown(metric), _format(value) + _stderr(task.metrics.get(metric + STDERR)), *counts]
             for metric, value in task.metrics.items() if is_scalar(value) and not metric.endswith(STDERR)]
-    return rows or [[name, "-", "no metric value (all samples failed or unparsed)", *counts]]
+    why = nothing_scored(task)
+    return rows or [[name, "-", f"{NOTHING} ({why})" if why else "no metric value", *counts]]
 
 
 def results_table(results: Results) -> str:
     """Markdown table: one row per task and scalar metric, with the sample counts behind it."""
     rows = [row for name, task in sorted(results.tasks.items()) for row in _task_rows(name, task)]
-    return markdown_table(["task", "metric", "value", "n", "unparsed", "errors"], rows)
+    return markdown_table(["task", "metric", "value", "n", "scored", "unreadable", "errors"], rows)
 
 
 def card_metadata(results: Results, samples: list[str], partial: bool = False) -> dict[str, Any]:
@@ -157,9 +158,10 @@ Hallucination benchmarks run with hallubench.
 {scored_from}
 ## Results
 
-`n` is the number of samples evaluated, `unparsed` the outputs the task's parser could not read (scored
-as wrong, never mapped to an answer) and `errors` the samples that failed (media or generation) and are
-left out of the score. Group breakdowns and non-scalar metric outputs are in `results.json`.
+`n` is the number of samples evaluated: `scored` the answers the rule behind the score read, `unreadable` those
+it could not read (counted as the paper does, e.g. as wrong, never mapped to an answer) and `errors` the samples
+that failed (media or generation), left out of the score. Where no answer was scored there is no value, only why.
+Each sample's `verdict` says how the score counted it. Group breakdowns and non-scalar metric outputs are in `results.json`.
 
 {results_table(results)}
 {chart_line}
@@ -175,7 +177,7 @@ One folder per model; the table above is `{folder}/`, the latest published.
 
 - `<model>/results.json`: the run's results (hallubench results schema version {results.version}).
 - `<model>/samples/<task>.parquet`: every sample of a task: prompt, media actually shown, raw outputs,
-  parsed answer, reference, error. One config per model and task, `<model>--<task>`:
+  parsed answer, reference, error, and the verdict the score gave it. One config per model and task, `<model>--<task>`:
 
 {load}
 ## Reproduce

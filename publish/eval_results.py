@@ -40,8 +40,8 @@ def _notes(results: Results, task: TaskResult) -> str:
     modality = results.run.options.get("modality", "audio-visual")
     # A --limit run scores a subset: say so, since the Hub shows this value next to full-benchmark ones.
     subset = f" of {task.n_total} (a subset)" if task.n_selected < task.n_total else ""
-    return (f"hallubench {version}, {modality}, n={task.n_selected}{subset}, unparsed={task.n_unparsed}, "
-            f"errors={task.n_errors}")
+    return (f"hallubench {version}, {modality}, n={task.n_selected}{subset}, scored={task.n_scored}, "
+            f"unreadable={task.n_unreadable}, errors={task.n_errors}")
 
 
 def _scores(results: Results, name: str) -> list[str]:

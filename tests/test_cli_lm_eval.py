@@ -137,6 +137,10 @@ def test_lm_eval_spellings_run_end_to_end_and_make_table_prints_results_json(tin
     assert data["n-samples"]["cmm"] == {"original": cmm["n_total"], "effective": cmm["n_selected"]}
     assert data["config"]["batch_size"] == "auto" and data["config"]["batch_sizes"] == [4]
     assert data["config"]["limit"] == 0.1
+    if cmm["not_scored"]:  # a random tiny model may write no readable answer: no score, so no lm-eval number
+        assert all(value is None or isinstance(value, int) for value in cmm["metrics"].values())
+        assert not any(isinstance(value, float) for value in data["results"]["cmm"].values())
+        return
     table = make_table(data)
     rows = [line for line in table.splitlines() if line.startswith("|")]
     first = next(row for row in rows if row.split("|")[1].strip() == "cmm")

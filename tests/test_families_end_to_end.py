@@ -86,7 +86,7 @@ def test_each_family_runs_its_media_end_to_end(family, mini_datasets, tiny_check
         assert sorted(results["tasks"]) == sorted(media)
         for task in results["tasks"].values():
             assert task["n_selected"] == LIMIT and task["n_errors"] == 0
-            assert task["n_scored"] + task["n_unparsed"] == LIMIT
+            assert task["n_scored"] + task["n_unreadable"] == LIMIT
         records, torn = store.read_jsonl(out / "samples.jsonl")
         assert not torn and len(records) == LIMIT * len(media)
         for record in records:

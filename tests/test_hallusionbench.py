@@ -127,7 +127,11 @@ def test_a_tiny_model_run_ends_with_the_authors_metrics(run_dir):
     results = json.loads((out / "results.json").read_text())["tasks"]
     rule, judged = results["hallusionbench"], results["hallusionbench_judge"]
     for task, judge in ((rule, "rule"), (judged, "judge")):
-        assert 0.0 <= task["metrics"][f"qacc_{judge}"] <= task["metrics"][f"aacc_{judge}"] <= 1.0
+        if task["n_scored"] == 0:  # a random tiny model may write no readable answer at all: no score, but why
+            assert task["not_scored"] == f"0 of {task['n_selected']} scored: {task['n_unreadable']} unreadable"
+            assert task["metrics"][f"qacc_{judge}"] is None and task["metrics"][f"aacc_{judge}"] is None
+        else:
+            assert 0.0 <= task["metrics"][f"qacc_{judge}"] <= task["metrics"][f"aacc_{judge}"] <= 1.0
         assert {"VD", "VS", "VD/illusion", "VS/map"} <= set(task["groups"])
         assert not any(name.endswith("_judge" if judge == "rule" else "_rule") for name in task["metrics"])
     # a random tiny model reads as no yes/no: every such answer is counted, none mapped to an answer

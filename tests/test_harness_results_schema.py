@@ -41,6 +41,7 @@ def test_table_lists_tasks_groups_counts_and_the_cross_run_note():
     results.tasks["mhalubench"] = TaskResult(task="mhalubench", metric=None, n_selected=2, n_scored=2,
                                              scored_by=get_task("mhalubench").scored_by)
     text = table(results)
+    assert "| task | group | n | scored | unreadable | errors | metrics |" in text
     assert "| cmm | all | 4 | 2 | 1 (33%) ⚠ | 1 | pa=0.5000, hr=1.0000 |" in text
     assert "|  | visual-language | 4 | 2 | 1 (10%) | 1 | pa=0.5000 |" in text
     assert "| mhalubench | all | 2 | 2 | 0 | 0 | scored by crosscheck" in text
@@ -51,5 +52,24 @@ def test_table_shows_rows_left_out_for_the_modality():
     results = _results()
     results.tasks["cmm"].groups["audio-language"] = GroupResult(n_selected=8, n_without_media=8)
     text = table(results)
-    assert "|  | audio-language | 8 | 0 | 0 | 0 (+8 without media) | - |" in text
+    assert "|  | audio-language | 8 | 0 | 0 | 0 (+8 without media) | – (0 of 8 scored: 8 without media) |" in text
     assert "without media: rows left out" in text
+
+
+@pytest.mark.parametrize("counts, why", [
+    ({"n_selected": 3, "n_unreadable": 3}, "0 of 3 scored: 3 unreadable"),
+    ({"n_selected": 4, "n_unreadable": 2, "n_errors": 1, "n_without_media": 1},
+     "0 of 4 scored: 2 unreadable, 1 error, 1 without media"),
+    ({"n_selected": 2, "n_errors": 2}, "0 of 2 scored: 2 errors"),
+    ({"n_selected": 0}, "0 of 0 scored: no samples"),
+    ({"n_selected": 3, "n_scored": 1, "n_unreadable": 2}, None),
+])
+def test_nothing_scored_says_why_and_the_table_shows_no_number(counts, why):
+    from hallubench.harness.report import nothing_scored
+
+    result = GroupResult(**counts, metrics={"pa": None, "pa_stderr": None} if why else {"pa": 0.5})
+    assert nothing_scored(result) == why
+    results = _results()
+    results.tasks["cmm"].groups = {"g": result}
+    row = next(line for line in table(results).splitlines() if "| g |" in line)
+    assert (f"| – ({why}) |" in row and "0.0000" not in row) if why else "pa=0.5000" in row

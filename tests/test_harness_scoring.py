@@ -191,3 +191,49 @@ def test_rows_without_media_are_counted_apart_and_unreadable_answers_are_flagged
     records[0]["outputs"] = ["maybe"]
     result = _score(get_task("cmm"), records, n_total=7)
     assert (result.n_unreadable, result.unreadable_share, result.mostly_unreadable) == (2, 0.4, True)
+
+
+# Readings of every shape a task's parser gives (a word, a code, per-claim lists, SAC3's summary), and verdicts.
+PARSES = [None, "yes", "no", 0, 1, 2, ["yes", None], {"unparseable_judgments": 0}, {"unparseable_judgments": 2}]
+VERDICTS = [None, ("correct", "yes"), ("wrong", "no"), ("unreadable", None), ("correct", None)]
+
+
+def test_every_sample_counts_once_in_scored_unreadable_or_errors_for_every_registered_task():
+    """n = scored + unreadable + errors (+ without media), overall and per group, for every registered task (walked
+    from the registry), whatever its records' readings and verdicts; the record's `counted` is the column it is in."""
+    from hallubench.benchmarks import all_tasks
+    from hallubench.harness.report import nothing_scored
+    from hallubench.harness.results_schema import GroupResult
+    from hallubench.harness.scoring import count, counted_as
+
+    rng = random.Random(40)
+    for name, task in sorted(all_tasks().items()):
+        def readable(parsed, task=task):
+            try:
+                return task.unreadable is None or isinstance(task.unreadable(parsed), bool)
+            except (TypeError, KeyError, AttributeError, IndexError):
+                return False
+        parses = [parsed for parsed in PARSES if parsed is None or readable(parsed)]
+        records, verdicts = [], {}
+        for i in range(rng.randint(0, 12)):
+            error = rng.choice([None, None, None, {"class": "GenerationError"}, {"class": "MediumRemovedError"}])
+            records.append({"key": f"k{i}", "task": name, "id": f"i{i}", "error": error, "parsed": rng.choice(parses),
+                            "group": rng.choice([None, "a", ["a", "b"]])})
+            given = rng.choice(VERDICTS)
+            if error is None and given is not None:
+                verdicts[f"i{i}"] = {"verdict": given[0], "reading": given[1]}
+        result = GroupResult()
+        count(task, records, result, verdicts)
+        columns = [counted_as(task, r, verdicts) for r in records]
+        assert (result.n_scored, result.n_unreadable, result.n_errors, result.n_without_media) == tuple(
+            columns.count(column) for column in ("scored", "unreadable", "error", "without media")), name
+        assert result.n_scored + result.n_unreadable + result.n_errors + result.n_without_media == \
+            result.n_selected == len(records), name
+        assert result.n_unparsed <= result.n_unreadable, name
+        assert result.not_scored == nothing_scored(result) and (result.not_scored is None) == (result.n_scored > 0)
+        for record, column in zip(records, columns):
+            unread = (record["parsed"] is None if record["id"] not in verdicts
+                      else verdicts[record["id"]]["reading"] is None)
+            if record["error"] is None:
+                partly = task.unreadable is not None and record["parsed"] is not None and task.unreadable(record["parsed"])
+                assert (column == "unreadable") == (unread or partly), name

@@ -1,4 +1,5 @@
 """The sac3 evaluate module against a hand computation on generated judge strings, plus its examples and errors."""
+import json
 import os
 
 import numpy as np
@@ -36,6 +37,41 @@ def test_parse_judgment_follows_the_upstream_rule():
     assert sac3_module.parse_judgment("Guess: Yes.\nProbability: .5") == (None, 0.5)
     assert sac3_module.parse_judgment("Guess: 0.5 \n\nProbability: 0.5") == (None, 0.5)
     assert sac3_module.parse_judgment("I cannot tell") == (None, None)
+
+
+def upstream_value(text):
+    """The authors' C (sac3/consistency_checker.py): `res.split(':')[1]...`, raising IndexError without a ':'."""
+    guess = text.split(':')[1].split('\n')[0].strip()
+    return 0 if guess == 'Yes' else 1
+
+
+# Adversarial judge strings: a second colon, colons on later lines, empty or spaced guesses, other cases and words.
+ADVERSARIAL = ["Guess: Yes: they match", "Guess: No: they differ", "Guess:Yes:", "Guess: Yes\nProbability: 0.9: sure",
+               "Guess: :Yes", "Guess:\nYes", "Guess: yes", "Guess: YES", "Guess: Yes.", "Guess: Yes, they match",
+               "Answer: No\nGuess: Yes", "Guess:  Yes  :  No", ":Yes", "Yes: no", "Guess: No\r\nProbability: 1",
+               "Guess: Yes\tProbability", "Guess: \u00a0Yes", "Guess: Oui", "Guess: Noo"]
+
+
+@pytest.mark.parametrize("text", ADVERSARIAL)
+def test_parse_judgment_reads_as_the_authors_code_reads(text):
+    value, _ = sac3_module.parse_judgment(text)
+    assert (1 if value is None else value) == upstream_value(text)
+    assert value is None or value == {"Yes": 0, "No": 1}[text.split(':')[1].split('\n')[0].strip()]
+
+
+def test_parse_judgment_reads_every_released_judge_string_as_the_authors(shared_data):
+    strings = [text for path in sorted((shared_data / "sac3").glob("*.json"))
+               for item in json.loads(path.read_text()) for key in ("self_SC", "perb_SC")
+               for text in item.get(key) or [] if isinstance(text, str)]
+    assert len(strings) > 30000
+    assert [1 if (value := sac3_module.parse_judgment(text)[0]) is None else value for text in strings] == \
+        [upstream_value(text) for text in strings]
+
+
+def test_a_string_without_colon_is_unparseable_where_the_authors_code_raises():
+    with pytest.raises(IndexError):
+        upstream_value("Yes")
+    assert sac3_module.parse_judgment("Yes") == (None, None)
 
 
 def test_scores_accuracy_and_auroc_match_a_hand_computation(sac3):

@@ -185,4 +185,7 @@ def test_a_tiny_model_run_ends_with_the_pope_numbers_per_setting(built, tmp_path
     assert task["n_unparsed"] == sum(parse_pope(r["outputs"][0]) is None for r in records)
     assert set(task["groups"]) == set(SETTINGS)
     expected = Pope().compute(predictions=[r["outputs"][0] for r in records], references=[r["reference"] for r in records])
-    assert task["metrics"]["accuracy"] == expected["accuracy"]
+    if task["n_scored"]:
+        assert task["metrics"]["accuracy"] == expected["accuracy"]
+    else:  # no answer read (the authors' rule would count them all "yes"): no number, but why
+        assert task["metrics"]["accuracy"] is None and task["not_scored"] == "0 of 48 scored: 48 unreadable"

@@ -92,6 +92,11 @@ def test_table3_through_the_sac3_tasks_scoring(shared_data, name, sc2, sac3_q):
         records.append({"key": str(i), "task": task.name, "id": f"{name}-{i:04d}", "error": None, "outputs": ["a"],
                         "reference": True, "steps": steps, "generation": {}})
     result = score_task(task, parse_records(task, records), len(records))
-    assert result.n_scored == len(records) == 500
+    from hallubench.metrics.sac3.sac3 import parse_judgment
+
+    # an item with a judge string the authors' rule reads as no guess (counted inconsistent) is unreadable, not scored
+    unread = sum(any(parse_judgment(text)[0] is None for text in [*own, *perturbed])
+                 for own, perturbed in zip(data["self_judgments"], data["perturbed_judgments"]))
+    assert (result.n_scored, result.n_unreadable) == (500 - unread, unread) and len(records) == 500
     assert round(result.metrics["sc2_accuracy"] * 100, 1) == sc2
     assert round(result.metrics["sac3_q_accuracy"] * 100, 1) == sac3_q

@@ -212,12 +212,15 @@ def test_tiny_model_run_writes_per_item_scores_and_results_and_rescores_the_same
     metrics = _metrics(tiny_reference)
     assert {"sc2_accuracy", "sac3_q_accuracy", "sc2_score", "num_unparseable"} <= set(metrics)
     assert metrics["num_unparseable"] == sum(r["parsed"]["unparseable_judgments"] for r in records.values())
-    # every item is scored on judge strings counted inconsistent unread: the unparsed column shows them, flagged
+    # every item rests on judge strings the rule could not read: all unreadable, none scored, so no score but a reason
     result = json.loads((tiny_reference / "results.json").read_text())["tasks"]["sac3_prime"]
     assert (result["n_unreadable"], result["unreadable_share"], result["mostly_unreadable"]) == (3, 1.0, True)
+    assert (result["n_scored"], result["not_scored"]) == (0, "0 of 3 scored: 3 unreadable")
+    assert metrics["sc2_accuracy"] is None and metrics["sc2_score"] is None
+    assert all(r["verdict"] == {"verdict": None, "reading": None, "counted": "unreadable"} for r in records.values())
     assert main(["run", "--from-outputs", str(tiny_reference), "--output-dir", str(tmp_path / "re")]) == 0
     assert _metrics(tmp_path / "re") == metrics
-    assert "| sac3_prime | all | 3 | 3 | 3 (100%) ⚠ |" in capsys.readouterr().out
+    assert "| sac3_prime | all | 3 | 0 | 3 (100%) ⚠ | 0 | – (0 of 3 scored: 3 unreadable) |" in capsys.readouterr().out
 
 
 @pytest.mark.slow

@@ -95,3 +95,36 @@ def test_results_json_of_schema_1_is_read_and_verify_asks_for_a_rescore(edited, 
 def test_a_folder_that_is_not_there(tmp_path, capsys):
     assert main(["verify", str(tmp_path / "nothing")]) == 2
     assert "is not a run folder" in capsys.readouterr().err
+
+
+def _records(folder):
+    return [json.loads(line) for line in (folder / "samples.jsonl").read_text().splitlines()]
+
+
+def test_each_record_carries_the_verdict_results_json_counts(run_dir):
+    task = json.loads((run_dir / "results.json").read_text())["tasks"]["toybench"]
+    records = _records(run_dir)
+    assert {r["id"]: {"verdict": r["verdict"]["verdict"], "reading": r["verdict"]["reading"]} for r in records} == \
+        task["verdicts"]
+    counted = [r["verdict"]["counted"] for r in records]
+    assert (counted.count("scored"), counted.count("unreadable")) == (task["n_scored"], task["n_unreadable"])
+    assert task["n_scored"] + task["n_unreadable"] + task["n_errors"] == task["n_selected"]
+
+
+def test_a_forged_record_verdict_keeps_the_digest_and_is_named(run_dir, tmp_path, capsys):
+    import shutil
+
+    from hallubench.harness.verify import mismatches
+
+    folder = tmp_path / "run"
+    shutil.copytree(run_dir, folder)
+    assert mismatches(folder) == []
+    records = _records(folder)
+    wrong = next(r for r in records if r["verdict"]["verdict"] == "wrong")
+    wrong["verdict"] = {"verdict": "correct", "reading": "yes", "counted": "scored"}
+    (folder / "samples.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    found = mismatches(folder)  # read: the digest covers what generation wrote, not the verdicts
+    assert found and all(line.startswith("toybench: ") for line in found)
+    assert any(wrong["id"] in line and "samples.jsonl" in line for line in found)
+    assert main(["verify", str(folder)]) == 1
+    assert wrong["id"] in capsys.readouterr().out

@@ -28,8 +28,8 @@ REGENERATE = "python docs/hooks/generated_pages.py"
 HELP_WIDTH = "100"  # argparse wraps --help to $COLUMNS: fixed, so the page does not depend on the terminal
 # The sections of the navigation in reading order (MkDocs sorts folders by name); a folder not named here goes last.
 SECTION_ORDER = ["Topics", "Benchmarks", "Methods", "Metrics", "Reference"]
-TOPIC_ORDER = ["install", "mini-data", "building", "harness", "models", "gpu-and-vllm", "publishing", "viewer",
-               "guarantees", "reproductions", "plugins"]
+TOPIC_ORDER = ["install", "mini-data", "building", "harness", "reading-output", "models", "gpu-and-vllm", "publishing",
+               "viewer", "guarantees", "reproductions", "plugins"]
 
 
 def on_nav(nav, config, files):

@@ -125,14 +125,15 @@ _SCORES = {
 def parse_judgment(text: str) -> tuple[Optional[int], Optional[float]]:
     """Parse a judge string such as "Guess: Yes\\nProbability: 0.9" into (C, probability).
 
-    The guess is the text after the first ':' up to the end of that line, stripped (as in the authors' code).
-    C is 0 for "Yes" (consistent), 1 for "No", None when the string is unparseable.
+    The guess is the authors' `res.split(':')[1].split('\n')[0].strip()`: the text between the first ':' and the
+    next ':' or line end, stripped ("Guess: Yes: they match" reads "Yes"). C is 0 for "Yes" (consistent), 1 for "No",
+    None when the string is unparseable (no ':', where the authors' code raises, or another guess, which it counts 1).
     """
     probability = _PROBABILITY.search(text)
     probability = float(probability.group(1)) if probability else None
     if ":" not in text:
         return None, probability
-    guess = text.split(":", 1)[1].split("\n", 1)[0].strip()
+    guess = text.split(":")[1].split("\n")[0].strip()
     return {"Yes": 0, "No": 1}.get(guess), probability
 
 
