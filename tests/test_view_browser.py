@@ -363,7 +363,7 @@ def test_forged_verdicts_nothing_scored_and_control_bytes_on_the_run_page(browse
     build_site(None, [empty], tmp_path / "site")
     open_page(browser, tmp_path / "site" / "runs" / "0.html")
     metrics = browser.find_element("css selector", 'tr.group[data-group="all"] td.metric-list').text
-    assert metrics == "– (nothing scored: 16 unreadable of 16)" and "0.0000" not in metrics
+    assert metrics == "– (0 of 16 scored: 16 unreadable)" and "0.0000" not in metrics
     heads = [th.text for th in browser.find_elements("css selector", "table.results th")]
     assert heads[:5] == ["group", "n", "scored", "unreadable", "errors"]
     browser.save_screenshot(str(shots / "run-nothing-scored-1400.png"))

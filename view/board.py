@@ -9,7 +9,8 @@ from typing import Any, Sequence
 
 from hallubench.harness.uncertainty import STDERR
 from hallubench.view.names import SiteModel
-from hallubench.view.status import MINI_MARK, RunStatus, nothing_scored
+from hallubench.harness.report import nothing_scored
+from hallubench.view.status import MINI_MARK, RunStatus
 
 Z95 = 1.96  # a normal 95 % interval from a standard error
 CROSSCHECK = "CrossCheck"

@@ -11,7 +11,8 @@ from typing import Any
 
 from hallubench.errors import HallubenchError
 from hallubench.harness.command import rescore_hint
-from hallubench.harness.report import FLAG, mini_notice, subset_notice, unreadable_cell, unreadable_notice
+from hallubench.harness.report import (FLAG, mini_notice, nothing_scored, subset_notice, unreadable_cell,
+                                      unreadable_notice)
 from hallubench.harness.results_schema import GroupResult, Results, TaskResult
 from hallubench.view.sources import RunFolder
 
@@ -113,16 +114,6 @@ def group_rows(name: str, task: TaskResult) -> list[dict[str, Any]]:
                 "nothing_scored": nothing_scored(result)}
 
     return [row("all", task)] + [row(group, result) for group, result in task.groups.items()]
-
-
-def nothing_scored(result: GroupResult) -> str | None:
-    """Why no answer of `result` was scored ("3 unreadable, 1 error"), or None when some were: a metric over no
-    answer is no number, so the page shows "–" and this instead of a 0."""
-    if result.n_scored > 0:
-        return None
-    why = [f"{n} {word}" for n, word in ((result.n_unreadable, "unreadable"), (result.n_errors, "failed"),
-                                         (result.n_without_media, "without media")) if n]
-    return "nothing scored: " + (", ".join(why) if why else "no samples") + f" of {result.n_selected}"
 
 
 def ranking_banners(data: dict[str, Any]) -> list[Banner]:
