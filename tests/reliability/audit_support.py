@@ -16,6 +16,7 @@ import os
 import re
 import shutil
 import sys
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -194,6 +195,13 @@ class Outside:
         self.secret.write_text(f"{SECRET}\n")
         (self.root / f"{MARK}_evil.py").write_text(f"import os\nos.system('echo {MARK}')\n")
 
+    def plant_run(self, base: Path) -> Path:
+        """A run folder outside, its answers carrying the secret: what a record naming an outside folder reaches."""
+        self.run = Path(shutil.copytree(base, self.root / "other_run", symlinks=True))
+        samples = self.run / "samples.jsonl"
+        samples.write_text(samples.read_text().replace('"outputs": ["', f'"outputs": ["{SECRET} '))
+        return self.run
+
     def victim(self, name: str) -> Path:
         path = self.root / "victims" / name
         path.parent.mkdir(exist_ok=True)
@@ -234,8 +242,25 @@ def _map_json(folder: Path, change) -> list[str]:
         new = [_walk(doc, change) for doc in docs]
         path.write_text("".join(json.dumps(d) + "\n" for d in new) if path.suffix == ".jsonl" else json.dumps(new[0]))
         changed.append(name)
+    if _redigest(folder):
+        changed.append("results.json")
     _rehash(folder, changed)
     return changed
+
+
+def _redigest(folder: Path) -> bool:
+    """results.json's digest of the records made again over the edited samples (as `_rehash` does for the
+    manifest): the edit then reaches the readers past the digest check, which has its own test."""
+    from hallubench.harness.digest import scored_digests
+
+    try:
+        results = json.loads((folder / "results.json").read_text())
+        records = [json.loads(line) for line in (folder / "samples.jsonl").read_text().splitlines() if line.strip()]
+        results["run"]["records_digest"] = scored_digests(records, {})
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
+    (folder / "results.json").write_text(json.dumps(results))
+    return True
 
 
 def _walk(value, change, key=""):
@@ -253,8 +278,9 @@ def _looks_like_path(text: str) -> bool:
 
 def _outside_paths(outside: Outside):
     def change(key, value):
-        if isinstance(value, str) and _looks_like_path(value):
-            return str(outside.secret) if hash(value) % 2 else "../" * 8 + str(outside.secret).lstrip("/")
+        if isinstance(value, str) and _looks_like_path(value):  # a file, a folder, a path climbing out
+            return [str(outside.secret), str(outside.run), "../" * 8 + str(outside.secret).lstrip("/")][
+                len(value) % 3]
         if key == "include":
             return [str(outside.root / f"{MARK}_evil.py"), f"{MARK}_evil"]
         return value
@@ -278,7 +304,7 @@ def _commands(key, value):
 def _numbers(key, value):
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return value
-    return [float("nan"), float("inf"), 10 ** 400, -1e308][hash(key) % 4]
+    return [float("nan"), float("inf"), 10 ** 400, -1e308][zlib.crc32(key.encode()) % 4]  # the same every run
 
 
 def variants(kind: str, base: Path, outside: Outside, trap_url: str) -> dict[str, callable]:
@@ -339,7 +365,9 @@ def variants(kind: str, base: Path, outside: Outside, trap_url: str) -> dict[str
         return folder
 
     made = {f"link-out:{name}": link(name) for name in files_of(base)}
-    made.update({"no-manifest": no_manifest, "outside-paths": edit(_outside_paths(outside)),
+    if (base / MANIFEST).is_file():  # a folder hallubench marks whole; without its manifest it is not
+        made["no-manifest"] = no_manifest
+    made.update({"outside-paths": edit(_outside_paths(outside)),
                  "credential-urls": edit(_credential_urls(trap_url)), "commands": command,
                  "numbers": edit(_numbers), "non-utf8": non_utf8, "yaml-bomb": yaml_bomb})
     return made

