@@ -472,17 +472,19 @@ def under(path: str, roots: list[str]) -> bool:
     return any(path == root or path.startswith(root.rstrip("/") + "/") for root in roots)
 
 
-def judge(events: list[list], allowed_roots: list[str], outside: str, ports: set[int]) -> list[str]:
-    """What the events of one command did that the audit refuses, each as one line naming the event."""
+def judge(events: list[list], allowed_roots: list[str], outside: str, ports: set[int],
+          given: list[str] = ()) -> list[str]:
+    """What the events of one command did that the audit refuses, each as one line naming the event; `given`: the
+    paths the user named in flags, which the command may read and write wherever they are."""
     found = []
     for event in events:
         what, detail = event[0], event[1:]
         if what in ("write", "remove", "rename", "rmtree", "mkdir", "symlink", "truncate"):
             path = detail[0]
-            if not (under(path, allowed_roots) or "/__pycache__/" in path or path in ("/dev/null", "/dev/tty")
+            if not (under(path, [*allowed_roots, *given]) or "/__pycache__/" in path or path in ("/dev/null", "/dev/tty")
                     or path.startswith(MEDIA_SCRATCH)):
                 found.append(f"{what} outside the given folders and caches: {path}")
-        elif what == "read" and under(detail[0], [outside]):
+        elif what == "read" and under(detail[0], [outside]) and not under(detail[0], given):
             found.append(f"read of a file outside the given folders: {detail[0]}")
         elif what == "connect":
             host, port = detail

@@ -290,9 +290,9 @@ def test_every_command_over_the_hostile_corpus(tmp_path, servers):
     child.outside, child.hub = str(outside.root), servers["hub"].url
     setup = {"root": str(inside / "bases"), "openai_url": f"http://127.0.0.1:{servers['openai'].server_port}/v1"}
     cases_path = child.start(setup)
-    deadline = time.monotonic() + SETUP_LIMIT
+    setup_deadline = time.monotonic() + SETUP_LIMIT
     while not (bases := next((line["bases"] for line in child.lines() if "bases" in line), None)):
-        assert child.proc.poll() is None and time.monotonic() < deadline, (
+        assert child.proc.poll() is None and time.monotonic() < setup_deadline, (
             "the audit child could not make its base folders: " + (inside / "child-1.err").read_text()[-3000:])
         time.sleep(0.2)
     outside.plant_run(Path(bases["run"]))
@@ -301,9 +301,10 @@ def test_every_command_over_the_hostile_corpus(tmp_path, servers):
     corpus.guaranteed(leaves)
     plants = audit.planted(outside, servers["trap"].server_port)
     for name, (code, _) in plants.items():
-        corpus.cases.append({"id": f"plant-{name.replace(' ', '-')}", "plant": code, "argv": [], "cwd": str(inside / "cases" / "plant"),
-                             "out": str(inside / "cases" / "plant" / "out"), "limit": CASE_LIMIT, "extra": False,
-                             "command": "(planted)", "variant": name, "options": [], "people": []})
+        plant = inside / "cases" / "plant"
+        corpus.cases.append({"id": f"plant-{name.replace(' ', '-')}", "plant": code, "argv": [], "cwd": str(plant),
+                             "out": str(plant / "out"), "limit": CASE_LIMIT, "extra": False, "command": "(planted)",
+                             "variant": name, "options": [], "people": []})
     guaranteed = len(corpus.cases)
     corpus.extras(leaves, 200)
     results = _run_all(child, corpus.cases, cases_path, deadline)
@@ -316,7 +317,9 @@ def test_every_command_over_the_hostile_corpus(tmp_path, servers):
         result = results.get(case["id"])
         if result is None:
             continue
-        problems = audit.judge(result["events"], roots, str(outside.root.resolve()), ports)
+        given = [os.path.realpath(os.path.join(case["cwd"], value)) for _, value in case["options"]
+                 if value and "/" in value and "\0" not in value]  # paths the user named: theirs to read and write
+        problems = audit.judge(result["events"], roots, str(outside.root.resolve()), ports, given)
         if result.get("crashed"):
             problems.append(f"the process died or hung past {CASE_LIMIT + 60} s: {result['stderr'][-300:]!r}")
         elif result["timed_out"]:
@@ -347,6 +350,11 @@ def test_every_command_over_the_hostile_corpus(tmp_path, servers):
             indent=1))
     ran = [c for c in corpus.cases[:guaranteed] if c["id"] in results]
     assert len(ran) == guaranteed, f"only {len(ran)} of the {guaranteed} cases every command must meet ran"
-    lines = [f"hallubench {' '.join(f['argv'])[:400]}\n    [{f['variant']}] {f['problem']}" for f in findings]
+    def short(text: str) -> str:
+        return text.replace(str(tmp_path), "$AUDIT")
+
+    lines = [f"{f['command']} [{f['variant']}]: {short(f['problem'])}\n    hallubench {short(' '.join(f['argv']))[:700]}"
+             for f in findings]
     assert not findings, (f"{len(findings)} findings in {len(results)} cases (HALLUBENCH_AUDIT_SEED={SEED} replays "
-                          f"them; {len(stopped)} stopped at {CASE_LIMIT} s):\n" + "\n".join(lines[:200]))
+                          f"them; {len(stopped)} stopped at {CASE_LIMIT} s; $AUDIT is {tmp_path}):\n" +
+                          "\n".join(lines[:200]))
