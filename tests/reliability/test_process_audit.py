@@ -65,6 +65,11 @@ class Child:
                                      stderr=open(self.root / f"child-{self.n}.err", "w"))
         return cases
 
+    def close(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
     def lines(self) -> list[dict]:
         if not self.log.exists():
             return []
@@ -283,12 +288,9 @@ def _recorded_secrets(case: dict) -> list[str]:
     return found
 
 
-def test_every_command_over_the_hostile_corpus(tmp_path, servers):
-    deadline = time.time() + SECONDS
-    inside, outside = tmp_path / "inside", audit.Outside(tmp_path / "outside")
-    child = Child(inside, _env(inside, servers["hub"].url))
-    child.outside, child.hub = str(outside.root), servers["hub"].url
-    setup = {"root": str(inside / "bases"), "openai_url": f"http://127.0.0.1:{servers['openai'].server_port}/v1"}
+def _audit(child: Child, setup: dict, inside: Path, outside: audit.Outside, servers, deadline: float):
+    """The base folders made, the corpus generated and run: (results by case id, the corpus, the planted misdeeds,
+    how many cases are guaranteed)."""
     cases_path = child.start(setup)
     setup_deadline = time.monotonic() + SETUP_LIMIT
     while not (bases := next((line["bases"] for line in child.lines() if "bases" in line), None)):
@@ -307,7 +309,19 @@ def test_every_command_over_the_hostile_corpus(tmp_path, servers):
                              "variant": name, "options": [], "people": []})
     guaranteed = len(corpus.cases)
     corpus.extras(leaves, 200)
-    results = _run_all(child, corpus.cases, cases_path, deadline)
+    return _run_all(child, corpus.cases, cases_path, deadline), corpus, plants, guaranteed
+
+
+def test_every_command_over_the_hostile_corpus(tmp_path, servers):
+    deadline = time.time() + SECONDS
+    inside, outside = tmp_path / "inside", audit.Outside(tmp_path / "outside")
+    child = Child(inside, _env(inside, servers["hub"].url))
+    child.outside, child.hub = str(outside.root), servers["hub"].url
+    setup = {"root": str(inside / "bases"), "openai_url": f"http://127.0.0.1:{servers['openai'].server_port}/v1"}
+    try:
+        results, corpus, plants, guaranteed = _audit(child, setup, inside, outside, servers, deadline)
+    finally:
+        child.close()
 
     uploads = _uploads_by_case(servers["hub"])
     ports = {servers["openai"].server_port, int(servers["hub"].url.rsplit(":", 1)[1])}
