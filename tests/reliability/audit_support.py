@@ -278,9 +278,9 @@ def _looks_like_path(text: str) -> bool:
 
 def _outside_paths(outside: Outside):
     def change(key, value):
-        if isinstance(value, str) and _looks_like_path(value):  # a file, a folder, a path climbing out
-            return [str(outside.secret), str(outside.run), "../" * 8 + str(outside.secret).lstrip("/")][
-                len(value) % 3]
+        if isinstance(value, str) and _looks_like_path(value):  # a folder for a folder, a file for a file
+            there = str(outside.run if Path(value).is_dir() else outside.secret)
+            return there if len(value) % 2 else "../" * 8 + there.lstrip("/")  # absolute, or climbing out
         if key == "include":
             return [str(outside.root / f"{MARK}_evil.py"), f"{MARK}_evil"]
         return value
