@@ -32,13 +32,16 @@ def _metric_name(name: str) -> str:
 
 
 def _spaces(args: argparse.Namespace) -> dict[str, str]:
-    """Metric name -> Space repo id, from --namespace (every metric named, default all) or --repo (one)."""
+    """Metric name -> Space repo id, from --namespace (every metric named, default all) or --repo (one); an id
+    that is no Hub repo id is refused naming its flag, before anything is laid out or uploaded."""
+    from hallubench.publish.checks import check_repo_id
+
     names = args.names or list(metrics.available())
     if args.repo:
         if len(names) != 1:
             raise ConfigError("--repo names one Space; give one metric, or use --namespace ORG")
-        return {names[0]: args.repo}
-    return {name: f"{args.namespace}/{name}" for name in names}
+        return {names[0]: check_repo_id(args.repo, "--repo")}
+    return {name: check_repo_id(f"{args.namespace}/{name}", "--namespace") for name in names}
 
 
 def _push(args: argparse.Namespace) -> int:

@@ -87,8 +87,8 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.write(data)
 
 
-@pytest.fixture
-def server():
+def start_server() -> ThreadingHTTPServer:
+    """The stand-in chat-completions server, serving until `stop_server`."""
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     httpd.daemon_threads = True
     httpd.mode, httpd.delay, httpd.requests, httpd.times, httpd.retry_after_s = "ok", 0.0, [], [], 5
@@ -98,10 +98,20 @@ def server():
     httpd.url = f"http://127.0.0.1:{httpd.server_port}/v1"
     # httpx sends these as Basic auth in place of the bearer key.
     httpd.url_with_credentials = f"http://{URL_USER}:{URL_PASSWORD}@127.0.0.1:{httpd.server_port}/v1"
-    yield httpd
+    return httpd
+
+
+def stop_server(httpd: ThreadingHTTPServer) -> None:
     httpd.stop.set()
     httpd.shutdown()
     httpd.server_close()
+
+
+@pytest.fixture
+def server():
+    httpd = start_server()
+    yield httpd
+    stop_server(httpd)
 
 
 @pytest.fixture
