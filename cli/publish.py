@@ -65,8 +65,3 @@ def handle(args: argparse.Namespace) -> int:
                     model_results=args.model_results, model_id=args.model_id, create_pr=args.create_pr,
                     benchmark_ids={k: str(v) for k, v in benchmark_ids.items()}, allow_mini_data=args.allow_mini_data,
                     allow_partial=args.allow_partial)
-
-
-def push_after_run(run_dir: Path, repo_id: str, allow_mini_data: bool = False) -> int:
-    """`hallubench run --push-to-hub REPO`: publish the run folder just written, with the default options."""
-    return _publish(Path(run_dir), repo_id=repo_id, allow_mini_data=allow_mini_data)

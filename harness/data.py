@@ -71,10 +71,10 @@ def resolve_data_dir(value: str | Path | None) -> Path:
 
 def default_data_dir() -> Path:
     """The cache folder of the mini benchmarks, keyed by the builders' source so an upgrade rebuilds them."""
-    import hallubench.builders as builders
+    from importlib.util import find_spec
 
-    digest = hashlib.sha256()
-    root = Path(builders.__file__).parent
+    digest = hashlib.sha256()  # the builders' folder, found without importing them (they import datasets)
+    root = Path(next(iter(find_spec("hallubench.builders").submodule_search_locations)))
     for path in sorted(p for p in root.rglob("*") if p.suffix in (".py", ".md")):
         digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes())
     cache = Path(os.environ.get("HALLUBENCH_CACHE", Path.home() / ".cache" / "hallubench"))

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import json
-import sys
+import logging
 import time
 from contextlib import nullcontext
 from pathlib import Path
@@ -11,8 +11,11 @@ from hallubench.harness import digest, folder_lock, run_state
 from hallubench.harness.environment import environment
 from hallubench.harness.results_schema import ModelInfo, Results, RunInfo
 from hallubench.errors import RunFolderNotFoundError
-from hallubench.harness.runner import RESULTS, resolve_tasks, score, utc_now, write_results
+from hallubench.harness.preflight import resolve_tasks
+from hallubench.harness.runner import RESULTS, score, utc_now, write_results
 from hallubench.harness.scoring import parse_records
+
+log = logging.getLogger("hallubench")  # notes: the command line shows them on stderr
 
 
 def rescore(run_dir: Path, output_dir: Path | None = None) -> Results:
@@ -29,8 +32,8 @@ def rescore(run_dir: Path, output_dir: Path | None = None) -> Results:
     with run_state.read_run_folder(run_dir, "re-score (reading)", results_must_match=False) as folder, \
             folder_lock.hold(target, "re-score") if separate else nullcontext():
         for dropped in folder.dropped:  # scored without it: say which sample that is, and why
-            print(f"hallubench: --from-outputs: dropped the torn last line (an interrupted write) of {dropped}; it "
-                  f"is not scored: rerun the command that made {run_dir} to make it again", file=sys.stderr)
+            log.warning(f"hallubench: --from-outputs: dropped the torn last line (an interrupted write) of {dropped}; it "
+                  f"is not scored: rerun the command that made {run_dir} to make it again")
         results = _rescore(run_dir, folder)
         write_results(results, target)
     return results

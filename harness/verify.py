@@ -20,7 +20,7 @@ from hallubench.errors import RunFolderNotFoundError
 from hallubench.harness import run_state
 from hallubench.harness.command import rescore_hint
 from hallubench.harness.results_schema import GroupResult, Results, TaskResult
-from hallubench.harness.runner import resolve_tasks
+from hallubench.harness.preflight import resolve_tasks
 from hallubench.harness.scoring import (count, group_names, load_metric, metric_records, parse_records,
                                         task_verdicts)
 

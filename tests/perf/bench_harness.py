@@ -41,7 +41,7 @@ from pathlib import Path  # noqa: E402
 
 import torch  # noqa: E402
 
-from hallubench.harness import generate as harness_generate, media, runner, store  # noqa: E402
+from hallubench.harness import generate as harness_generate, media, preflight, runner, store  # noqa: E402
 from hallubench.harness.data import ensure_mini  # noqa: E402
 from hallubench.harness.options import RunOptions  # noqa: E402
 from hallubench.harness.plan import plan, read_rows  # noqa: E402
@@ -121,7 +121,7 @@ def harness_once(options: RunOptions, timers: Timers) -> tuple[float, float, dic
 def build_conversations(model: HFChatModel, data_dir: Path, options: RunOptions):
     """Work items in harness order, each one's conversation by key (built by the harness's media.prepare), and
     the seconds media.prepare took."""
-    tasks = runner.resolve_tasks(options.tasks)
+    tasks = preflight.resolve_tasks(options.tasks)
     items, _ = plan(tasks, read_rows(tasks, data_dir, options), options, model.fingerprint)
     start = time.perf_counter()
     convs = {item.key: media.prepare(item.task, item.row, item.dataset_dir, options)[0] for item in items}
