@@ -113,22 +113,28 @@ class TaskRows:
     folder: Path
     rows: list[dict[str, Any]]
     total: int  # the split's size, without the rows the task excludes
+    card: dict[str, Any] = field(default_factory=dict)  # the folder's card header, read once
+    files: list[Path] = field(default_factory=list)  # the task's data files in the folder
 
 
 def read_rows(tasks: list[Task], data_dir: Path, options: RunOptions) -> dict[str, TaskRows]:
     """Each task's rows (its first `--limit`), every one checked (row_checks): done before any model loads, so a
     missing dataset, column, bad label or media path outside the folder stops the run before the weights load."""
+    from hallubench.builders.dataset_reader import DatasetFolder
+
     read: dict[str, TaskRows] = {}
     for task in tasks:
         folder = dataset_dir(data_dir, task, options.data_dir)
+        dataset = DatasetFolder(folder)  # its card read once, for the rows, the data's revision and the mini mark
         # A fraction, and a task that excludes rows, need the whole split's count first.
         first_n = task.exclude is None and not isinstance(options.limit, float)
-        rows, total = load_rows(folder, task, options.limit if first_n else None)
+        rows, total = load_rows(folder, task, options.limit if first_n else None, dataset)
         check_rows(task, folder, rows)  # before `exclude`, which reads the rows too
         if task.exclude is not None:
             rows = [row for row in rows if not task.exclude(row)]
             total = len(rows)
-        read[task.name] = TaskRows(folder, rows[:options.limit_for(total)], total)
+        read[task.name] = TaskRows(folder, rows[:options.limit_for(total)], total, dataset.meta,
+                                   dataset.data_files(task.config, task.split, task.name))
     return read
 
 

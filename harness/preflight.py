@@ -24,7 +24,7 @@ from hallubench.benchmarks import Task, get_task
 from hallubench.config import HUB_REPO_ID
 from hallubench.errors import ConfigError
 from hallubench.harness import run_state, store
-from hallubench.harness.data import require_data_dir, resolve_data_dir
+from hallubench.harness.data import is_mini, require_data_dir, resolve_data_dir
 from hallubench.harness.dataset_source import dataset_source
 from hallubench.harness.media import check_modality, media_columns, sent_kinds
 from hallubench.harness.options import AUTO, RunOptions
@@ -49,6 +49,7 @@ class TaskPlan:
     media: dict[str, int]  # kind -> files the selected rows name and the model is shown
     missing_media: list[str]  # of those, files not in the folder (each such sample is recorded as a media error)
     levels: int  # --perturb levels: every item is run once per level
+    mini: bool  # the folder is an embedded synthetic mini benchmark (results say so)
     calls_per_item: int  # each step of a multi-step task (at most), else the answer, the extra samples (one call
     # of n) and --answer-probs' forward pass
 
@@ -280,10 +281,11 @@ def make_plan(options: RunOptions, resume: bool = True, device: str = "cpu") -> 
     check_task_args(tasks, options.task_args)
     check_probes(tasks, options)
     check_helper_roles(tasks, options.helpers)
+    given_data_dir = require_data_dir(options.data_dir)
     model_args = model_arguments(options, device)
     helpers = {role: (helper.model, model_arguments(helper, device, f"--helper {role}"))
                for role, helper in helper_options(options).items()}
-    data_dir = resolve_data_dir(require_data_dir(options.data_dir))
+    data_dir = resolve_data_dir(given_data_dir)
     check_hub_checkpoint(options.model, model_args, "--model")
     for role, (adapter, args) in helpers.items():
         check_hub_checkpoint(adapter, args, f"--helper {role}")
@@ -307,9 +309,9 @@ def _task_plan(task: Task, rows: TaskRows, options: RunOptions, data_dir: Path) 
                 if not (rows.folder / row[column]).is_file():  # the path was checked to stay inside (read_rows)
                     missing.append(str(row[column]))
     calls = len(task.program.steps) if task.program else 1 + (extra is not None) + options.answer_probs
-    return TaskPlan(task, rows, dataset_source(options.data_dir, data_dir, task), main, extra,
+    return TaskPlan(task, rows, dataset_source(options.data_dir, data_dir, task, rows.files), main, extra,
                     task_arguments(task, options.task_args)[0], media, missing, max(1, len(ladder(options.perturb))),
-                    calls)
+                    is_mini(rows.folder, rows.card), calls)
 
 
 def read_resume(built: RunPlan) -> Resume | None:

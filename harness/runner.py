@@ -31,7 +31,6 @@ from hallubench.benchmarks import Task
 from hallubench.harness import digest, folder_lock, run_state, store
 from hallubench.harness.atomic import write_files
 from hallubench.harness.command import command_line, run_argv
-from hallubench.harness.data import mini_tasks
 from hallubench.harness.environment import environment
 from hallubench.harness.generate import generate_batch, prepare_batch
 from hallubench.harness.lm_eval_block import lm_eval_block
@@ -214,7 +213,7 @@ def _run_locked(checked: RunPlan, accelerator, started: str, t0: float) -> Resul
     import torch
     from tqdm.auto import tqdm
 
-    options, tasks, data_dir = checked.options, checked.task_list, checked.data_dir
+    options, tasks = checked.options, checked.task_list
     with accelerator.main_process_first():  # the plan checked everything that needs no weights
         model = load_model(options, str(accelerator.device))
         helpers = _load_helpers(options, str(accelerator.device))
@@ -298,7 +297,7 @@ def _run_locked(checked: RunPlan, accelerator, started: str, t0: float) -> Resul
                            generated=generated, generation_s=round(generation_s, 3),
                            samples_per_s=round(generated / generation_s, 4) if generated else None,
                            torn_lines=sorted(set(initial.torn + contents.torn)),
-                           mini_data=mini_tasks(data_dir, tasks),
+                           mini_data=sorted(name for name, planned in checked.tasks.items() if planned.mini),
                            auto_batch_sizes=[entry["batch_size"] for entry in done] if options.batch_size == AUTO else [],
                            records_digest=scored_from)
         results = Results(tasks=score(tasks, records, totals, {task.name: options.task_args for task in tasks}),
