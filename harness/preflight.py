@@ -26,7 +26,7 @@ from hallubench.errors import ConfigError
 from hallubench.harness import run_state, store
 from hallubench.harness.data import is_mini, require_data_dir, resolve_data_dir
 from hallubench.harness.dataset_source import dataset_source
-from hallubench.harness.media import check_modality, media_columns, sent_kinds
+from hallubench.harness.media import check_modality, sent_kinds
 from hallubench.harness.options import AUTO, RunOptions
 from hallubench.harness.perturb import ladder
 from hallubench.harness.plan import (TaskRows, WorkItem, check_probes, check_task_args, effective_settings, plan,
@@ -127,7 +127,7 @@ class RunPlan:
     def summary(self) -> str:
         """The plan in a few lines: per task its rows, items, model calls, media and settings; then the resume."""
         lines = [f"plan: {self.items} items, {self.model_calls} model calls, {self.options.model} "
-                 f"{_args_text(self.model_args)}, data {self.data_dir}, run folder {self.options.output_dir}"]
+                 f"{_args_text(self.options.model_args)}, data {self.data_dir}, run folder {self.options.output_dir}"]
         for role, (adapter, args) in self.helper_args.items():
             lines.append(f"  helper {role}: {adapter} {_args_text(args)}")
         for name, p in self.tasks.items():
@@ -299,15 +299,14 @@ def _task_plan(task: Task, rows: TaskRows, options: RunOptions, data_dir: Path) 
     main, extra = effective_settings(task, options)
     media: dict[str, int] = {}
     missing: list[str] = []
-    shown = sent_kinds(task, options.modality)
-    columns = {getattr(task.media, kind): kind for kind in ("video", "audio", "image")
-               if getattr(task.media, kind) and kind in shown}
-    for row in rows.rows:
-        for column in media_columns(task):
-            if column in columns and row.get(column) is not None:
-                media[columns[column]] = media.get(columns[column], 0) + 1
-                if not (rows.folder / row[column]).is_file():  # the path was checked to stay inside (read_rows)
-                    missing.append(str(row[column]))
+    shown = [kind for kind in ("video", "audio", "image") if getattr(task.media, kind) and
+             kind in sent_kinds(task, options.modality)]
+    for row in rows.rows:  # a video's own soundtrack counts as its audio (one file, both kinds)
+        for kind in shown:
+            if (path := row.get(getattr(task.media, kind))) is not None:
+                media[kind] = media.get(kind, 0) + 1
+                if not (rows.folder / path).is_file() and path not in missing:  # read_rows kept it inside the folder
+                    missing.append(str(path))
     calls = len(task.program.steps) if task.program else 1 + (extra is not None) + options.answer_probs
     return TaskPlan(task, rows, dataset_source(options.data_dir, data_dir, task, rows.files), main, extra,
                     task_arguments(task, options.task_args)[0], media, missing, max(1, len(ladder(options.perturb))),

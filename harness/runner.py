@@ -168,6 +168,26 @@ def run(options: RunOptions | RunPlan) -> Results | None:
             signal.signal(signal.SIGTERM, previous)
 
 
+def generate_all(model, helpers: dict[str, Any], batches: list[list[WorkItem]], options: RunOptions,
+                 journal: StepJournal, writer: store.SampleWriter, done=lambda n: None) -> None:
+    """Generate `batches` and append their records to `writer`, calling `done(n)` after each batch. While the model
+    works on one batch, the next batches' media load and the last batch's records are written (harness/prefetch.py);
+    a multi-step task loads its media step by step, inside its batch. tests/test_run_speed.py times this loop
+    against direct generation."""
+    def prepared(batch: list[WorkItem]):
+        return batch, None if batch[0].task.program else prepare_batch(batch, options)
+
+    writes = BackgroundWrites()
+    try:
+        for batch, ready in prefetched(batches, prepared):
+            records = run_program_batch(model, helpers, batch, options, journal) if ready is None \
+                else generate_batch(model, ready)
+            writes.submit(lambda records=records: writer.append_all(records))
+            done(len(records))
+    finally:
+        writes.close()
+
+
 def _main_thread() -> bool:
     return threading.current_thread() is threading.main_thread()
 
@@ -231,13 +251,13 @@ def _run_locked(checked: RunPlan, accelerator, started: str, t0: float) -> Resul
     initial = store.read_store(run_dir) if run_dir.exists() else store.StoreContents()
     if initial.torn and accelerator.is_main_process:
         log.warning(f"hallubench: skipped a torn last line (interrupted write) in {'; '.join(initial.dropped)}; "
-              "that sample runs again")
+                    "that sample runs again")
     check_one_model(run_dir, initial, model)
     stale = superseded(initial, items)
     if stale and accelerator.is_main_process:
         log.warning(f"hallubench: warning: {run_dir} already holds {len(stale)} of these samples made with other "
-              "settings (model, generation, media options, seed or prompt); they stay beside the new ones, but "
-              "`--from-outputs`, `hallubench rank` and `publish` need one setting per folder: use a new --output-dir")
+                    "settings (model, generation, media options, seed or prompt); they stay beside the new ones, but "
+                    "`--from-outputs`, `hallubench rank` and `publish` need one setting per folder: use a new --output-dir")
     # A dataset rebuilt since: stored answers are scored with the rows read now, or made again (harness/rebuilt.py).
     rebuilt = reconcile(items, initial.records, initial.finished())
     finished = initial.finished() - set(rebuilt.regenerate)
@@ -260,21 +280,10 @@ def _run_locked(checked: RunPlan, accelerator, started: str, t0: float) -> Resul
     writer = store.SampleWriter(store.rank_file(run_dir, accelerator.process_index))
     bar = tqdm(total=generated_here, desc="hallubench run", unit="sample", disable=not accelerator.is_main_process)
     t_gen = time.perf_counter()
-    # While the model works on one batch, the next batches' media load and the last batch's records are written
-    # (harness/prefetch.py). A multi-step task loads its media step by step, inside its batch.
-    def prepared(batch: list[WorkItem]):
-        return batch, None if batch[0].task.program else prepare_batch(batch, options)
-
-    writes = BackgroundWrites()
     try:
-        for batch, ready in prefetched(mine, prepared):
-            records = run_program_batch(model, helpers, batch, options, journal) if ready is None \
-                else generate_batch(model, ready)
-            writes.submit(lambda records=records: writer.append_all(records))
-            bar.update(len(records))
+        generate_all(model, helpers, mine, options, journal, writer, bar.update)
     finally:
         bar.close()  # first: an interrupt's message (what was kept, how to resume) is printed below the bar, not over it
-        writes.close()
         writer.close()
     journal.close()
     done = gather_object([{"rank": accelerator.process_index, "generated": generated_here,

@@ -49,6 +49,7 @@ from hallubench.loaders import audio as loaders_audio  # noqa: E402
 from hallubench.models import get_model  # noqa: E402
 from hallubench.models.hf import HFChatModel  # noqa: E402
 from hallubench.testing.tiny_models import make_tiny_model  # noqa: E402
+from direct_generation import direct_once  # noqa: E402
 
 TASKS = ["cmm", "avhallubench_visual"]
 BATCH_SIZES = (1, 8)
@@ -128,25 +129,6 @@ def build_conversations(model: HFChatModel, data_dir: Path, options: RunOptions)
     return items, convs, time.perf_counter() - start
 
 
-@torch.inference_mode()
-def direct_once(model: HFChatModel, items, convs, batch_size: int) -> tuple[dict[str, float], dict]:
-    """Over the harness's batches: processor, model.generate, batch_decode. Seconds by step, and the outputs."""
-    seconds: dict[str, float] = defaultdict(float)
-    outputs = {}
-    for batch in runner._batches(items, batch_size):
-        t0 = time.perf_counter()
-        inputs = model.prepare([convs[item.key] for item in batch])
-        t1 = time.perf_counter()
-        generated = model.model.generate(**inputs, max_new_tokens=MAX_NEW_TOKENS, do_sample=False)
-        t2 = time.perf_counter()
-        texts = model.processor.batch_decode(generated[:, inputs["input_ids"].shape[1]:], skip_special_tokens=True)
-        seconds["processor"] += t1 - t0
-        seconds["generate"] += t2 - t1
-        seconds["decode"] += time.perf_counter() - t2
-        outputs.update({(item.task.name, item.id): text for item, text in zip(batch, texts)})
-    return dict(seconds), outputs
-
-
 def print_parts(label: str, total: float, parts: dict[str, float]) -> None:
     untimed = total - sum(v for k, v in parts.items() if k not in NESTED)
     shown = ", ".join(f"{k.strip()}{' (in media)' if k in NESTED else ''} {v:.2f}" for k, v in parts.items())
@@ -171,7 +153,7 @@ def main() -> None:
         chat = {bs: get_model("hf", model=str(model_dir), dtype="float32", batch_size=bs) for bs in BATCH_SIZES}
         items, convs, _ = build_conversations(chat[1], data_dir, options(1))
         for bs in BATCH_SIZES:
-            direct_once(chat[bs], items, convs, bs)
+            direct_once(chat[bs], items, convs, bs, MAX_NEW_TOKENS)
         best: dict[tuple[str, int], float] = {}
         breakdown: dict[tuple[str, int], dict[str, float]] = {}
 
@@ -184,7 +166,7 @@ def main() -> None:
                 wall, generation_s, harness_out, phases = harness_once(options(bs), timers)
                 keep("harness run()", bs, wall, phases)
                 keep("harness gen loop", bs, generation_s, {})
-                steps, direct_out = direct_once(chat[bs], items, convs, bs)
+                steps, direct_out = direct_once(chat[bs], items, convs, bs, MAX_NEW_TOKENS)
                 differ = [key for key in harness_out if direct_out.get(key) != harness_out[key]]
                 assert not differ and len(direct_out) == len(harness_out), f"bs {bs}: outputs differ for {differ[:5]}"
                 keep("direct", bs, sum(steps.values()), steps)
