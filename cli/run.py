@@ -4,6 +4,10 @@
     hallubench run ... --data-dir mini               # the embedded synthetic mini benchmarks (results say so)
     accelerate launch -m hallubench run ...          # same outputs, sharded over processes
     hallubench run --from-outputs runs/x             # re-score saved outputs, no model
+    hallubench run ... --dry-run                     # check everything, print the plan, load nothing
+
+From Python: hallubench.run(model="hf", model_args="pretrained=PATH", tasks="cmm", data_dir="mini") takes these
+flags as keywords (hallubench.plan(...) is --dry-run); this command calls it.
 
 --data-dir is required: a folder of datasets made by `hallubench build`, a Hub dataset repo id of a built
 benchmark (org/name[@revision]), or `mini`. The rows read are checked against the folder's data files.

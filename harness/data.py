@@ -206,15 +206,20 @@ def first_rows(ds, n: int) -> list[dict[str, Any]]:
     return rows
 
 
+def dataset_folder(folder: Path):
+    """The folder's DatasetFolder (builders/dataset_reader.py): its card read and its data files confined, once."""
+    from hallubench.builders.dataset_reader import DatasetFolder
+
+    return DatasetFolder(folder)
+
+
 def load_rows(folder: Path, task: Task, limit: int | None = None, dataset=None) -> tuple[list[dict[str, Any]], int]:
     """The first `limit` rows (dataset order) of the task's config and split, and the split's size; `dataset` is
     the folder's DatasetFolder when the caller read it already.
 
     StaleRowsError naming the folder when the rows `load_dataset` gives are not the folder's.
     """
-    from hallubench.builders.dataset_reader import DatasetFolder
-
-    dataset = dataset or DatasetFolder(folder)
+    dataset = dataset or dataset_folder(folder)
     files = dataset.data_files(task.config, task.split, task.name)
     check_fingerprints(Path(folder), files)
     ds = dataset.load(task.config, task.split)

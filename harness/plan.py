@@ -14,7 +14,7 @@ from typing import Any, Mapping
 
 from hallubench.benchmarks.task import Task
 from hallubench.errors import ConfigError
-from hallubench.harness.data import dataset_dir, load_rows
+from hallubench.harness.data import dataset_dir, dataset_folder, load_rows
 from hallubench.harness.options import RunOptions, apply_gen_kwargs
 from hallubench.harness.media import sent_kinds
 from hallubench.harness.perturb import KINDS, Perturbation, ladder, perturbation_seed
@@ -120,12 +120,10 @@ class TaskRows:
 def read_rows(tasks: list[Task], data_dir: Path, options: RunOptions) -> dict[str, TaskRows]:
     """Each task's rows (its first `--limit`), every one checked (row_checks): done before any model loads, so a
     missing dataset, column, bad label or media path outside the folder stops the run before the weights load."""
-    from hallubench.builders.dataset_reader import DatasetFolder
-
     read: dict[str, TaskRows] = {}
     for task in tasks:
         folder = dataset_dir(data_dir, task, options.data_dir)
-        dataset = DatasetFolder(folder)  # its card read once, for the rows, the data's revision and the mini mark
+        dataset = dataset_folder(folder)  # its card read once, for the rows, the data's revision and the mini mark
         # A fraction, and a task that excludes rows, need the whole split's count first.
         first_n = task.exclude is None and not isinstance(options.limit, float)
         rows, total = load_rows(folder, task, options.limit if first_n else None, dataset)
