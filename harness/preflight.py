@@ -24,7 +24,7 @@ from hallubench.benchmarks import Task, get_task
 from hallubench.config import HUB_REPO_ID
 from hallubench.errors import ConfigError
 from hallubench.harness import run_state, store
-from hallubench.harness.data import is_mini, require_data_dir, resolve_data_dir
+from hallubench.harness.data import dataset_dir, is_mini, require_data_dir, resolve_data_dir
 from hallubench.harness.dataset_source import dataset_source
 from hallubench.harness.media import check_modality, sent_kinds
 from hallubench.harness.options import AUTO, RunOptions
@@ -286,6 +286,8 @@ def make_plan(options: RunOptions, resume: bool = True, device: str = "cpu") -> 
     helpers = {role: (helper.model, model_arguments(helper, device, f"--helper {role}"))
                for role, helper in helper_options(options).items()}
     data_dir = resolve_data_dir(given_data_dir)
+    for task in tasks:  # a benchmark not built there is named (with the command that builds it) before the Hub id
+        dataset_dir(data_dir, task, options.data_dir)
     check_hub_checkpoint(options.model, model_args, "--model")
     for role, (adapter, args) in helpers.items():
         check_hub_checkpoint(adapter, args, f"--helper {role}")
