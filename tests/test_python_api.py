@@ -149,7 +149,7 @@ def test_a_wrong_dtype_is_named_before_torch_loads(tmp_path):
 
 def test_an_uncached_hub_id_offline_is_named_before_torch_and_datasets_load(tmp_path, mini_datasets):
     argv = ["run", "--model", "hf", "--model-args", "pretrained=someone/not-cached", "--tasks", "cmm",
-            "--data-dir", str(mini_datasets.parent), "-o", str(tmp_path / "out")]
+            "--data-dir", str(mini_datasets), "-o", str(tmp_path / "out")]
     done, seconds = _python(CHECK.format(argv=argv), {"HF_HUB_OFFLINE": "1", "HF_HUB_CACHE": str(tmp_path / "hub")})
     assert done.stdout.strip() == "2 []", (done.stdout, done.stderr)
     assert "pretrained=someone/not-cached is not in the Hub cache" in done.stderr and "HF_HUB_OFFLINE" in done.stderr
