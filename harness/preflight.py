@@ -200,7 +200,8 @@ def model_arguments(options: RunOptions, device: str, flag: str = "--model") -> 
     elif options.model not in MODELS:
         raise ConfigError(f"{flag}: {MODELS.unknown(options.model)}")
     args = model_named(options.model_args)
-    if "model" not in args:
+    config = getattr(MODELS[options.model], "config", None)
+    if "model" not in args and not (config and set(args) - set(config.keys())):  # else the unknown key is named below
         given = "--model-args" if flag == "--model" else "its arguments"
         raise ConfigError(f"{flag} {options.model}: {given} needs pretrained=CHECKPOINT (a Hub id or folder)")
     # what the adapter is given is read from its config (models/configs.runs_locally), not from its name
