@@ -7,14 +7,13 @@ commit is recorded in the built dataset's card. Offline or refused, the error sa
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from hallubench.builders.base import ReleaseBuilder
+from hallubench.config import HUB_REPO_ID as REPO_ID
 from hallubench.errors import BuildError
 
 HUB_PREFIX = "hub:"
-REPO_ID = re.compile(r"[A-Za-z0-9][\w.\-]*/[\w.\-]+")
 
 
 @dataclass(frozen=True)

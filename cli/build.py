@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 
-from hallubench.builders import BENCHMARKS, build_with_summary
+from hallubench.builders import BENCHMARKS
 from hallubench.cli.flags import add_output_argument
 
 
@@ -30,8 +30,10 @@ def register(subparsers: argparse._SubParsersAction, summary: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    summary = build_with_summary(args.benchmark, args.source, args.output_dir, skip_missing=args.skip_missing,
-                                 overwrite=args.overwrite)
+    from hallubench import api
+
+    summary = api.build(args.benchmark, output_dir=args.output_dir, source=args.source, skip_missing=args.skip_missing,
+                        overwrite=args.overwrite)
     if summary.origin is not None:
         print(f"built from the Hub release {summary.origin.repo_id} at commit {summary.origin.commit}")
     print(f"wrote {summary.path}")

@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import importlib
+import logging
 import os
 import signal
 import sys
@@ -27,6 +28,21 @@ QUIET_LIBRARIES = {
     "HF_HUB_VERBOSITY": "error",
     "ACCELERATE_LOG_LEVEL": "error",
 }
+
+
+class NotesToStderr(logging.Handler):
+    """hallubench's notes (the `hallubench` logger: a resumed folder, failed samples, where an upload went) as the
+    command's own lines on stderr; the Python API leaves them to its caller's logging."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        print(record.getMessage(), file=sys.stderr)  # sys.stderr at each note: a redirected one gets it
+
+
+def show_notes() -> None:
+    logger = logging.getLogger("hallubench")
+    if not any(isinstance(handler, NotesToStderr) for handler in logger.handlers):
+        logger.addHandler(NotesToStderr())
+    logger.setLevel(logging.INFO)
 
 
 def quiet_libraries() -> None:
@@ -108,6 +124,7 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     quiet_libraries()
     redact_log_records()
+    show_notes()
     command = next((arg for arg in argv if not arg.startswith("-")), "")
     name = f"hallubench {command}" if command in COMMANDS else "hallubench"
     try:

@@ -65,9 +65,3 @@ def handle(args: argparse.Namespace) -> int:
                     model_results=args.model_results, model_id=args.model_id, create_pr=args.create_pr,
                     benchmark_ids={k: str(v) for k, v in benchmark_ids.items()}, allow_mini_data=args.allow_mini_data,
                     allow_partial=args.allow_partial)
-
-
-def push_after_run(run_dir: Path, repo_id: str, allow_mini_data: bool = False, given: tuple[Path, ...] = ()) -> int:
-    """`hallubench run --push-to-hub REPO`: publish the run folder just written, with the default options; `given`:
-    the folder `--from-outputs` named, where the samples of a folder re-scored elsewhere are."""
-    return _publish(Path(run_dir), repo_id=repo_id, allow_mini_data=allow_mini_data, given=given)

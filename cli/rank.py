@@ -30,7 +30,6 @@ from typing import Any
 
 from hallubench.cli.flags import RANK_OPTIONS, add_output_argument, add_rank_arguments, reads_folders
 from hallubench.harness.options import parse_kv
-from hallubench.errors import ConfigError
 
 S = argparse.SUPPRESS
 
@@ -58,17 +57,6 @@ def finish(ranking, push_to_hub: str | None, command: str, allow_mini_data: bool
     return push(ranking.folder, push_to_hub, command, allow_mini_data) if push_to_hub else 0
 
 
-def _run_dirs(items: list[str]) -> dict[str, Path]:
-    out: dict[str, Path] = {}
-    for item in items:
-        name, sep, path = item.partition("=")
-        name, path = (name, Path(path)) if sep and not Path(item).exists() else (Path(item).name, Path(item))
-        if name in out:
-            raise ConfigError(f"run folder name {name!r} given twice; name them NAME=DIR")
-        out[name] = path
-    return out
-
-
 def register(subparsers: argparse._SubParsersAction, summary: str) -> None:
     p = subparsers.add_parser("rank", help=summary, description=__doc__,
                               formatter_class=argparse.RawDescriptionHelpFormatter, argument_default=S)
@@ -81,9 +69,9 @@ def register(subparsers: argparse._SubParsersAction, summary: str) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    from hallubench.ranking.pipeline import rank
+    from hallubench import api
 
     values = vars(args)
-    tasks = [t.strip() for t in values["tasks"].split(",") if t.strip()] if values.get("tasks") else None
-    ranking = rank(_run_dirs(args.run_dirs), args.output_dir, tasks=tasks, **rank_options(values))
-    return finish(ranking, values.get("push_to_hub"), "rank", values.get("allow_mini_data", False))
+    ranking = api.rank(args.run_dirs, output_dir=args.output_dir, tasks=values.get("tasks"), **rank_options(values),
+                       push_to_hub=values.get("push_to_hub"), allow_mini_data=values.get("allow_mini_data", False))
+    return finish(ranking, None, "rank")

@@ -4,6 +4,10 @@
     hallubench run ... --data-dir mini               # the embedded synthetic mini benchmarks (results say so)
     accelerate launch -m hallubench run ...          # same outputs, sharded over processes
     hallubench run --from-outputs runs/x             # re-score saved outputs, no model
+    hallubench run ... --dry-run                     # check everything, print the plan, load nothing
+
+From Python: hallubench.run(model="hf", model_args="pretrained=PATH", tasks="cmm", data_dir="mini") takes these
+flags as keywords (hallubench.plan(...) is --dry-run); this command calls it.
 
 --data-dir is required: a folder of datasets made by `hallubench build`, a Hub dataset repo id of a built
 benchmark (org/name[@revision]), or `mini`. The rows read are checked against the folder's data files.
@@ -37,7 +41,7 @@ from pathlib import Path
 from hallubench.errors import ConfigError
 from hallubench.cli.flags import (LM_EVAL_ONLY, add_generation_arguments, add_lm_eval_arguments, add_model_arguments,
                                   add_output_argument, add_push_argument, config_as_flags, reads_folders)
-from hallubench.harness.options import RunOptions, parse_gen_kwargs, parse_kv, read_yaml_options
+from hallubench.harness.options import RunOptions, read_yaml_options
 
 S = argparse.SUPPRESS
 LIST_TASKS = "list"
@@ -70,36 +74,42 @@ def register(subparsers: argparse._SubParsersAction, summary: str) -> None:
                                  help="re-score this run folder's saved outputs without loading the model"), "run")
     add_push_argument(p, "then publish the run folder to this Hub dataset repo (as `hallubench publish RUN_DIR --repo "
                          "REPO_ID`)")
+    p.add_argument("--dry-run", "--dry_run", dest="dry_run", action="store_true",
+                   help="check everything and print the plan (items, media, model calls, what a resume would redo) "
+                        "without loading the model; from Python: hallubench.plan(...)")
     add_lm_eval_arguments(p)
     p.set_defaults(func=handle)
 
 
-def build_options(args: argparse.Namespace) -> RunOptions:
-    """RunOptions from the YAML file (if any) overridden by the flags given on the command line."""
-    given = {k: v for k, v in vars(args).items()
-             if k not in ("func", "command", "config", "from_outputs", "push_to_hub", "allow_mini_data", *LM_EVAL_ONLY)}
+CLI_ONLY = ("func", "command", "config", *LM_EVAL_ONLY)  # not keywords of hallubench.run
+RUN_ONLY = ("from_outputs", "push_to_hub", "allow_mini_data", "dry_run")  # hallubench.run's own, not RunOptions'
+
+
+def run_keywords(args: argparse.Namespace) -> dict:
+    """The `hallubench.run` keywords: the YAML file's values (if any) overridden by the flags given on the command
+    line; ConfigError naming a key of the file that is no option."""
+    given = {k: v for k, v in vars(args).items() if k not in CLI_ONLY}
     config = getattr(args, "config", None)
-    values = {**(config_as_flags(read_yaml_options(config), config, register) if config else {}), **given}
+    from_file = config_as_flags(read_yaml_options(config), config, register) if config else {}
     fields = set(RunOptions.__dataclass_fields__)
-    unknown = sorted(set(values) - fields - set(LM_EVAL_ONLY))
+    unknown = sorted(set(from_file) - fields - set(LM_EVAL_ONLY))
     if unknown:
         raise ConfigError(f"--config: unknown option(s) {', '.join(unknown)}; valid: {', '.join(sorted(fields))}")
-    for name in LM_EVAL_ONLY:
-        values.pop(name, None)
-    if isinstance(values.get("tasks"), str):
-        values["tasks"] = [name.strip() for name in values["tasks"].split(",") if name.strip()]
-    if isinstance(values.get("gen_kwargs"), str):
-        values["gen_kwargs"] = parse_gen_kwargs(values["gen_kwargs"])
-    if isinstance(values.get("model_args"), str):
-        values["model_args"] = parse_kv(values["model_args"], "--model-args")
+    values = {k: v for k, v in {**from_file, **given}.items() if k not in LM_EVAL_ONLY}
     if isinstance(values.get("include"), str):  # one entry in --config
         values["include"] = [values["include"]]
-    if isinstance(values.get("task_args"), str):
-        values["task_args"] = parse_kv(values["task_args"], "--task-args")
-    return RunOptions(**values)
+    return values
+
+
+def build_options(args: argparse.Namespace) -> RunOptions:
+    """RunOptions from the YAML file (if any) overridden by the flags given on the command line."""
+    from hallubench.api import run_options
+
+    return run_options(**{k: v for k, v in run_keywords(args).items() if k not in RUN_ONLY})
 
 
 def handle(args: argparse.Namespace) -> int:
+    from hallubench import api
     from hallubench.harness.report import table
 
     if getattr(args, "tasks", None) == LIST_TASKS:  # lm-eval's `--tasks list`
@@ -107,26 +117,14 @@ def handle(args: argparse.Namespace) -> int:
 
         print(listing())
         return 0
-    if getattr(args, "from_outputs", None):
-        from hallubench.harness.rescore import rescore
-
-        results = rescore(args.from_outputs, getattr(args, "output_dir", None))
-    else:
-        from hallubench.harness.runner import run
-
-        results = run(build_options(args))
+    results = api.run(**run_keywords(args))
+    if getattr(args, "dry_run", False):
+        print(results.summary())
+        return 0
     if results is not None:
         print(table(results))
-    selected = sum(task.n_selected for task in (results.tasks if results else {}).values())
-    if selected and selected == sum(task.n_errors for task in results.tasks.values()):
+    if results is not None and api.every_sample_failed(results):
         print("hallubench run: error: every sample failed (see the summary above); results.json records it",
               file=sys.stderr)
         return 1
-    if results is not None and getattr(args, "push_to_hub", None):
-        from hallubench.cli.publish import push_after_run
-
-        from_outputs = getattr(args, "from_outputs", None)
-        run_dir = (args.output_dir or from_outputs) if from_outputs else build_options(args).output_dir
-        return push_after_run(run_dir, args.push_to_hub, getattr(args, "allow_mini_data", False),
-                              (Path(from_outputs),) if from_outputs else ())
     return 0

@@ -21,6 +21,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
+import re
 import types
 import typing
 from collections.abc import Mapping
@@ -428,3 +429,7 @@ def _outside(value: str, folder: Path, names_allowed: bool) -> bool:
         except HFValidationError:
             pass
     return not resolved.is_relative_to(folder.resolve())
+
+
+# A Hub repo id, org/name: what a checkpoint or dataset named by id looks like (a folder is checked as a path first).
+HUB_REPO_ID = re.compile(r"[A-Za-z0-9][\w.\-]*/[\w.\-]+")

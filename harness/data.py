@@ -71,10 +71,10 @@ def resolve_data_dir(value: str | Path | None) -> Path:
 
 def default_data_dir() -> Path:
     """The cache folder of the mini benchmarks, keyed by the builders' source so an upgrade rebuilds them."""
-    import hallubench.builders as builders
+    from importlib.util import find_spec
 
-    digest = hashlib.sha256()
-    root = Path(builders.__file__).parent
+    digest = hashlib.sha256()  # the builders' folder, found without importing them (they import datasets)
+    root = Path(next(iter(find_spec("hallubench.builders").submodule_search_locations)))
     for path in sorted(p for p in root.rglob("*") if p.suffix in (".py", ".md")):
         digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes())
     cache = Path(os.environ.get("HALLUBENCH_CACHE", Path.home() / ".cache" / "hallubench"))
@@ -111,14 +111,9 @@ def card_metadata(folder: Path) -> dict[str, Any]:
     return read_card(folder)
 
 
-def is_mini(folder: Path) -> bool:
-    """Whether the dataset folder was built from an embedded mini release (its card says so)."""
-    return bool((card_metadata(folder).get("hallubench") or {}).get("mini"))
-
-
-def mini_tasks(data_dir: Path, tasks: list[Task]) -> list[str]:
-    """Names of the tasks whose dataset folder under `data_dir` is a mini benchmark."""
-    return sorted(task.name for task in tasks if is_mini(dataset_dir(data_dir, task)))
+def is_mini(folder: Path, card: dict[str, Any] | None = None) -> bool:
+    """Whether the dataset folder was built from an embedded mini release (its card, `card` when read, says so)."""
+    return bool(((card_metadata(folder) if card is None else card).get("hallubench") or {}).get("mini"))
 
 
 def dataset_dir(data_dir: Path, task: Task, given: str | None = None) -> Path:
@@ -211,14 +206,20 @@ def first_rows(ds, n: int) -> list[dict[str, Any]]:
     return rows
 
 
-def load_rows(folder: Path, task: Task, limit: int | None = None) -> tuple[list[dict[str, Any]], int]:
-    """The first `limit` rows (dataset order) of the task's config and split, and the split's size.
+def dataset_folder(folder: Path):
+    """The folder's DatasetFolder (builders/dataset_reader.py): its card read and its data files confined, once."""
+    from hallubench.builders.dataset_reader import DatasetFolder
+
+    return DatasetFolder(folder)
+
+
+def load_rows(folder: Path, task: Task, limit: int | None = None, dataset=None) -> tuple[list[dict[str, Any]], int]:
+    """The first `limit` rows (dataset order) of the task's config and split, and the split's size; `dataset` is
+    the folder's DatasetFolder when the caller read it already.
 
     StaleRowsError naming the folder when the rows `load_dataset` gives are not the folder's.
     """
-    from hallubench.builders.dataset_reader import DatasetFolder
-
-    dataset = DatasetFolder(folder)
+    dataset = dataset or dataset_folder(folder)
     files = dataset.data_files(task.config, task.split, task.name)
     check_fingerprints(Path(folder), files)
     ds = dataset.load(task.config, task.split)

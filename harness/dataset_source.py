@@ -35,11 +35,12 @@ def fingerprint_files(files: dict[str, str]) -> str:
     return LOCAL + digest.hexdigest()
 
 
-def data_fingerprint(folder: Path, task: Task) -> str:
-    """`sha256:<hex>` over the task's data files in `folder` (path and content fingerprint)."""
+def data_fingerprint(folder: Path, task: Task, paths: list[Path] | None = None) -> str:
+    """`sha256:<hex>` over the task's data files in `folder` (path and content fingerprint); `paths`: those files,
+    when the caller has read the folder's card already."""
     from hallubench.builders.folder import fingerprint
 
-    paths = data_files(folder, task)
+    paths = data_files(folder, task) if paths is None else paths
     return fingerprint_files({p.relative_to(folder).as_posix(): named_fingerprint(p.name) or fingerprint(p)
                               for p in paths})
 
@@ -57,9 +58,10 @@ def hub_snapshot(data_dir_arg: str | None, data_dir: Path) -> tuple[str, str] | 
     return repo[0], Path(data_dir).name
 
 
-def dataset_source(data_dir_arg: str | None, data_dir: Path, task: Task) -> dict[str, Any]:
+def dataset_source(data_dir_arg: str | None, data_dir: Path, task: Task,
+                   paths: list[Path] | None = None) -> dict[str, Any]:
     """`{"id", "revision"}` of the data `task` read under the resolved `data_dir` (`data_dir_arg` as given)."""
     snapshot = hub_snapshot(data_dir_arg, data_dir)
     if snapshot is not None:
         return {"id": snapshot[0], "revision": snapshot[1]}
-    return {"id": None, "revision": data_fingerprint(dataset_dir(data_dir, task), task)}
+    return {"id": None, "revision": data_fingerprint(dataset_dir(data_dir, task), task, paths)}

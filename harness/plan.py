@@ -15,7 +15,7 @@ from typing import Any, Mapping
 from hallubench.benchmarks.task import Task
 from hallubench.config import number_error
 from hallubench.errors import ConfigError, shown
-from hallubench.harness.data import dataset_dir, load_rows
+from hallubench.harness.data import dataset_dir, dataset_folder, load_rows
 from hallubench.harness.options import RunOptions, apply_gen_kwargs
 from hallubench.harness.media import sent_kinds
 from hallubench.harness.perturb import KINDS, Perturbation, ladder, perturbation_seed
@@ -117,6 +117,8 @@ class TaskRows:
     folder: Path
     rows: list[dict[str, Any]]
     total: int  # the split's size, without the rows the task excludes
+    card: dict[str, Any] = field(default_factory=dict)  # the folder's card header, read once
+    files: list[Path] = field(default_factory=list)  # the task's data files in the folder
 
 
 def read_rows(tasks: list[Task], data_dir: Path, options: RunOptions) -> dict[str, TaskRows]:
@@ -125,14 +127,16 @@ def read_rows(tasks: list[Task], data_dir: Path, options: RunOptions) -> dict[st
     read: dict[str, TaskRows] = {}
     for task in tasks:
         folder = dataset_dir(data_dir, task, options.data_dir)
+        dataset = dataset_folder(folder)  # its card read once, for the rows, the data's revision and the mini mark
         # A fraction, and a task that excludes rows, need the whole split's count first.
         first_n = task.exclude is None and not isinstance(options.limit, float)
-        rows, total = load_rows(folder, task, options.limit if first_n else None)
+        rows, total = load_rows(folder, task, options.limit if first_n else None, dataset)
         check_rows(task, folder, rows)  # before `exclude`, which reads the rows too
         if task.exclude is not None:
             rows = [row for row in rows if not task.exclude(row)]
             total = len(rows)
-        read[task.name] = TaskRows(folder, rows[:options.limit_for(total)], total)
+        read[task.name] = TaskRows(folder, rows[:options.limit_for(total)], total, dataset.meta,
+                                   dataset.data_files(task.config, task.split, task.name))
     return read
 
 

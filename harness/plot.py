@@ -61,7 +61,9 @@ def plot_results(results: Results, path: Path) -> Path | None:
 
     # CMM has 18 groups (sub-category and sub-category × granularity): widen so their labels stay legible.
     width = max(11.0, 0.75 * max(len(task.groups) + 1 for task in tasks.values()))
-    fig, axes = plt.subplots(len(tasks), 1, figsize=(width, 3.6 * len(tasks)), squeeze=False)
+    # Constrained layout keeps the labels and an outside legend in the figure in one drawing (tight_layout plus
+    # bbox_inches="tight" drew the chart twice: about half of the time a short run spent after its last sample).
+    fig, axes = plt.subplots(len(tasks), 1, figsize=(width, 3.6 * len(tasks)), squeeze=False, layout="constrained")
     for ax, (name, task) in zip(axes[:, 0], tasks.items()):
         groups = {"all": task, **task.groups}
         values = {group: _fractions(result) for group, result in groups.items()}
@@ -88,7 +90,6 @@ def plot_results(results: Results, path: Path) -> Path | None:
         else:  # MHaluBench's 16 scores (two levels, Table 2's columns) would not fit in one row above the bars
             ax.legend(fontsize=7, ncol=-(-len(metrics) // 12), loc="upper left", bbox_to_anchor=(1.0, 1.02))
     title_figure(fig, None, ", ".join(results.run.mini_data))
-    fig.tight_layout()
-    fig.savefig(path, dpi=110, bbox_inches="tight")  # the legend may stand right of the bars
+    fig.savefig(path, dpi=110)
     plt.close(fig)
     return path

@@ -1,7 +1,7 @@
 """`--from-outputs RUN_DIR`: parse and score a run folder's saved outputs again, without the model."""
 from __future__ import annotations
 
-import sys
+import logging
 import time
 from contextlib import nullcontext
 from pathlib import Path
@@ -12,9 +12,12 @@ from hallubench.harness import digest, folder_lock, run_state
 from hallubench.harness.environment import environment
 from hallubench.harness.results_schema import ModelInfo, Results, RunInfo
 from hallubench.errors import RunFolderNotFoundError
-from hallubench.harness.runner import RESULTS, resolve_tasks, score, utc_now, write_results
+from hallubench.harness.preflight import resolve_tasks
+from hallubench.harness.runner import RESULTS, score, utc_now, write_results
 from hallubench.benchmarks.task import Task
 from hallubench.harness.scoring import parse_records, store_verdicts
+
+log = logging.getLogger("hallubench")  # notes: the command line shows them on stderr
 
 
 def rescore(run_dir: Path, output_dir: Path | None = None) -> Results:
@@ -31,8 +34,8 @@ def rescore(run_dir: Path, output_dir: Path | None = None) -> Results:
     with run_state.read_run_folder(run_dir, "re-score (reading)", results_must_match=False) as folder, \
             folder_lock.hold(target, "re-score") if separate else nullcontext():
         for dropped in folder.dropped:  # scored without it: say which sample that is, and why
-            print(f"hallubench: --from-outputs: dropped the torn last line (an interrupted write) of {dropped}; it "
-                  f"is not scored: rerun the command that made {run_dir} to make it again", file=sys.stderr)
+            log.warning(f"hallubench: --from-outputs: dropped the torn last line (an interrupted write) of {dropped}; "
+                        f"it is not scored: rerun the command that made {run_dir} to make it again")
         results, tasks, scored = _rescore(run_dir, folder)
         if not separate:  # the records get the verdicts of this scoring; a separate target holds no records
             store_verdicts(run_dir, tasks, scored, folder.records, results.tasks)
@@ -51,8 +54,8 @@ def _old_results(run_dir: Path, recorded: dict | None) -> Results | None:
         problem = "cannot be read as JSON"
     except ValueError as err:
         problem = f"is not a results file ({err})"
-    print(f"hallubench: --from-outputs: {run_dir / RESULTS} {problem}; scoring the records alone: the options, "
-          "sample totals and dataset revisions it recorded are not carried over", file=sys.stderr)
+    log.warning(f"hallubench: --from-outputs: {run_dir / RESULTS} {problem}; scoring the records alone: the options, "
+                "sample totals and dataset revisions it recorded are not carried over")
     return None
 
 

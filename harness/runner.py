@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import logging
 import os
 import re
 import signal
-import sys
 import threading
 import time
 from collections import Counter
@@ -27,22 +27,20 @@ from itertools import groupby
 from pathlib import Path
 from typing import Any
 
-from hallubench.benchmarks import Task, get_task
+from hallubench.benchmarks import Task
 from hallubench.harness import digest, folder_lock, run_state, store
 from hallubench.harness.atomic import write_files
 from hallubench.harness.command import command_line, run_argv
-from hallubench.harness.data import mini_tasks, require_data_dir, resolve_data_dir
-from hallubench.harness.dataset_source import dataset_source
 from hallubench.harness.environment import environment
 from hallubench.harness.generate import generate_batch, prepare_batch
 from hallubench.harness.lm_eval_block import lm_eval_block
-from hallubench.harness.media import check_model_accepts, check_modality
+from hallubench.harness.media import check_model_accepts
 from hallubench.harness.options import AUTO, RunOptions
-from hallubench.models import check_chat_adapter, model_named
 from hallubench.models.configs import AUTO_MAX_BATCH
 from hallubench.errors import ConfigError, MixedRunFolderError, RunInterrupted
 from hallubench.harness.plot import PLOT, plot_results
-from hallubench.harness.plan import WorkItem, check_probes, check_task_args, plan, read_rows, task_arguments
+from hallubench.harness.plan import WorkItem, task_arguments
+from hallubench.harness.preflight import RunPlan, check_hub_checkpoint, helper_options, make_plan, model_arguments
 from hallubench.harness.prefetch import BackgroundWrites, prefetched
 from hallubench.harness.rebuilt import reconcile
 from hallubench.harness.probes_plot import PROBES_PLOT, plot_probes
@@ -52,9 +50,10 @@ from hallubench.harness.scoring import score_task, store_verdicts, without_media
 from hallubench.harness.sharding import shard
 from hallubench.models.protocol import NextTokenScorer
 from hallubench.redact import redact, redact_values
-from hallubench.registry import include
 
 RESULTS = "results.json"
+# Notes for the user; the command line shows them on stderr, a Python caller sees them if it asks (logging).
+log = logging.getLogger("hallubench")
 
 
 def utc_now() -> str:
@@ -78,117 +77,21 @@ def error_summary(records: list[dict[str, Any]]) -> str | None:
     return f"{len(failed)} of {len(records)} samples failed:\n  " + "\n  ".join(lines)
 
 
-def model_arguments(options: RunOptions, device: str, flag: str = "--model") -> dict[str, Any]:
-    """The checked arguments of `options.model`'s adapter (a local adapter on `options.device`, else `device`);
-    ConfigError naming what is wrong, touching no weights, file or server; `flag` names them in errors (a helper's
-    is --helper ROLE)."""
-    from hallubench.models import MODELS, adapter_runs_locally, model_config
-
-    if options.model is None:
-        raise ConfigError("--model is required unless --from-outputs is given")
-    if flag == "--model":  # a helper may be a tool (a task step calls it); the model under test is a chat model
-        check_chat_adapter(options.model)
-    elif options.model not in MODELS:
-        raise ConfigError(f"{flag}: {MODELS.unknown(options.model)}")
-    args = model_named(options.model_args)
-    config = getattr(MODELS[options.model], "config", None)
-    if "model" not in args and not (config and set(args) - set(config.keys())):  # else the unknown key is named below
-        given = "--model-args" if flag == "--model" else "its arguments"
-        raise ConfigError(f"{flag} {options.model}: {given} needs pretrained=CHECKPOINT (a Hub id or folder)")
-    # what the adapter is given is read from its config (models/configs.runs_locally), not from its name
-    local = adapter_runs_locally(options.model)
-    keys = set(getattr(MODELS[options.model], "config", None).keys()) if local else set()
-    if local:
-        args.setdefault("device", options.device or device)
-        if "batch_size" in keys:
-            args.setdefault("batch_size", options.batch_size)
-        if options.dtype and "dtype" in keys:
-            args.setdefault("dtype", options.dtype)
-    if options.batch_size == AUTO and "batch_size" not in keys:
-        local_ones = [name for name in sorted(MODELS) if adapter_runs_locally(name)]
-        raise ConfigError(f"--batch-size auto: only a local adapter ({', '.join(local_ones)}) finds its batch "
-                          f"size; {flag} {options.model} needs a number")
-    # unknown or missing keys: ConfigError before any weights load
-    args = model_config(options.model, args, None if flag == "--model" else f"{flag} (the {options.model} adapter's)")
-    if local:
-        if getattr(MODELS[options.model].config, "model_is_checkpoint", True):  # a search tool's is a corpus or API
-            check_checkpoint(str(args["model"]), flag)
-        check_device(str(args.get("device")), flag)
-    return args
-
-
-def check_checkpoint(model: str, flag: str) -> None:
-    """ConfigError for a checkpoint written as a local path (/x, ./x, ~/x, a/b/c) where there is no folder; a
-    Hub id (org/name) is checked when it is about to load (`load_model`)."""
-    from hallubench.builders.hub import REPO_ID
-
-    path = Path(model).expanduser()
-    if path.exists() or (REPO_ID.fullmatch(model) and not model.startswith(".")):
-        return
-    raise ConfigError(f"{flag}: pretrained={model}: no such model folder (and not a Hub id org/name); give the "
-                      "folder of a saved checkpoint or a Hub model id")
-
-
-def check_device(device: str, flag: str) -> None:
-    """ConfigError for a CUDA device this machine does not have (cuda:7 on a one-GPU machine, cuda without one)."""
-    match = re.fullmatch(r"cuda(?::(\d+))?", device)
-    if match is None:
-        return
-    import torch
-
-    count = torch.cuda.device_count() if torch.cuda.is_available() else 0
-    if int(match.group(1) or 0) >= count:
-        have = f"has {count} GPU(s): cuda:0 to cuda:{count - 1}" if count else "has no CUDA GPU"
-        raise ConfigError(f"{flag}: device {device}: this machine {have}; pass --device cpu or one it has")
-
-
 def load_model(options: RunOptions, device: str, flag: str = "--model"):
     """The ChatModel of `options.model` / `model_args` (see `model_arguments`), its arguments checked first."""
-    from hallubench.harness.hub_model import check_hub_model
-    from hallubench.models import MODELS, get_model
-    from hallubench.models.configs import runs_locally
+    from hallubench.models import get_model
 
     args = model_arguments(options, device, flag)
-    config = getattr(MODELS[options.model], "config", None)
-    if runs_locally(config) and getattr(config, "model_is_checkpoint", True) and not Path(args["model"]).expanduser().exists():
-        # a Hub id neither cached nor reachable: a named error in seconds, not a silent hang in the loader
-        check_hub_model(str(args["model"]), args.get("revision"), flag)
+    check_hub_checkpoint(options.model, args, flag)
     try:
         return get_model(options.model, **args)
     except (OSError, ValueError) as err:  # no such checkpoint, bad dtype, missing API key, ...
         raise ConfigError(f"{flag} {options.model}: cannot load {args['model']!r}: {err}") from err
 
 
-def _helper_options(options: RunOptions) -> dict[str, RunOptions]:
-    """Each `--helper` role's options: its `adapter` (default hf) with the rest as that adapter's --model-args."""
-    return {role: dataclasses.replace(options, model=args.get("adapter", "hf"),
-                                      model_args={k: v for k, v in args.items() if k != "adapter"})
-            for role, args in options.helpers.items()}
-
-
 def _load_helpers(options: RunOptions, device: str) -> dict[str, Any]:
     """The model of each `--helper` role."""
-    return {role: load_model(helper, device, f"--helper {role}") for role, helper in _helper_options(options).items()}
-
-
-def check_helper_roles(tasks: list[Task], helpers: dict[str, Any]) -> None:
-    """ConfigError for a `--helper` role that no selected task's steps use, naming the roles they do use."""
-    used = set().union(*(task.program.roles for task in tasks if task.program))
-    unused = sorted(set(helpers) - used)
-    if unused:
-        raise ConfigError(f"--helper {', '.join(unused)}: no selected task has a step for that role (they use: "
-                          f"{', '.join(sorted(used)) or 'none'})")
-
-
-def resolve_tasks(names: list[str], included: list[str] | None = None) -> list[Task]:
-    """Tasks by exact name, each once; ConfigError listing the valid names for an unknown one (and, for a run that
-    `included` plug-ins from outside hallubench, which: a run folder is data, so they are not imported from it)."""
-    try:
-        return [get_task(name) for name in dict.fromkeys(names)]
-    except KeyError as err:
-        hint = (f"; the run included plug-ins from {', '.join(included)}: pass --include for each"
-                if included else "; a task from outside hallubench needs its --include or its plug-in package")
-        raise ConfigError(err.args[0] + hint) from None
+    return {role: load_model(helper, device, f"--helper {role}") for role, helper in helper_options(options).items()}
 
 
 def _batches(items: list[WorkItem], size: int):
@@ -237,28 +140,19 @@ def score(tasks: list[Task], records: list[dict[str, Any]], totals: dict[str, in
             for task in tasks}
 
 
-def run(options: RunOptions) -> Results | None:
-    """Generate, store and score; returns the Results on the main process and None elsewhere."""
+def run(options: RunOptions | RunPlan) -> Results | None:
+    """Generate, store and score; returns the Results on the main process and None elsewhere. Every argument, task,
+    row and media path is checked first (`preflight.make_plan`), before accelerate, torch or any weights load."""
+    started, t0 = utc_now(), time.perf_counter()
+    checked = options if isinstance(options, RunPlan) else make_plan(options, resume=False)
+    options = checked.options
     from accelerate import Accelerator
 
-    started, t0 = utc_now(), time.perf_counter()
-    options.include = [include(spec) for spec in options.include]  # recorded resolved, in results.json's options
-    if options.model is not None:  # read from its registration: a tool adapter is refused before anything loads
-        check_chat_adapter(options.model)
-    tasks = resolve_tasks(options.tasks)
-    if not tasks:
-        raise ConfigError("--tasks is empty; give a comma-separated list of task names")
-    for task in tasks:
-        check_modality(task, options.modality)
-    check_task_args(tasks, options.task_args)
-    check_probes(tasks, options)
-    check_helper_roles(tasks, options.helpers)
-    require_data_dir(options.data_dir)  # before any process waits on another
     accelerator = Accelerator()
     lock = _lock_run_folder(accelerator, options.output_dir)
     previous = signal.signal(signal.SIGTERM, _terminate) if _main_thread() else None
     try:
-        return _run_locked(options, accelerator, tasks, started, t0)
+        return _run_locked(checked, accelerator, started, t0)
     except KeyboardInterrupt as err:
         why = f"was interrupted ({err.args[0] if err.args else 'SIGINT'})"
         if accelerator.is_main_process:
@@ -272,6 +166,26 @@ def run(options: RunOptions) -> Results | None:
         lock.release()
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
+
+
+def generate_all(model, helpers: dict[str, Any], batches: list[list[WorkItem]], options: RunOptions,
+                 journal: StepJournal, writer: store.SampleWriter, done=lambda n: None) -> None:
+    """Generate `batches` and append their records to `writer`, calling `done(n)` after each batch. While the model
+    works on one batch, the next batches' media load and the last batch's records are written (harness/prefetch.py);
+    a multi-step task loads its media step by step, inside its batch. tests/test_run_speed.py times this loop
+    against direct generation."""
+    def prepared(batch: list[WorkItem]):
+        return batch, None if batch[0].task.program else prepare_batch(batch, options)
+
+    writes = BackgroundWrites()
+    try:
+        for batch, ready in prefetched(batches, prepared):
+            records = run_program_batch(model, helpers, batch, options, journal) if ready is None \
+                else generate_batch(model, ready)
+            writes.submit(lambda records=records: writer.append_all(records))
+            done(len(records))
+    finally:
+        writes.close()
 
 
 def _main_thread() -> bool:
@@ -314,18 +228,13 @@ def _lock_run_folder(accelerator, run_dir: Path) -> folder_lock.FolderLock | fol
     return lock
 
 
-def _run_locked(options: RunOptions, accelerator, tasks: list[Task], started: str, t0: float) -> Results | None:
+def _run_locked(checked: RunPlan, accelerator, started: str, t0: float) -> Results | None:
     from accelerate.utils import gather_object
     import torch
     from tqdm.auto import tqdm
 
-    with accelerator.main_process_first():
-        # What can be checked without weights is, model arguments and datasets first, before any weights load.
-        model_arguments(options, str(accelerator.device))
-        for role, helper in _helper_options(options).items():
-            model_arguments(helper, str(accelerator.device), f"--helper {role}")
-        data_dir = resolve_data_dir(options.data_dir)
-        task_rows = read_rows(tasks, data_dir, options)
+    options, tasks = checked.options, checked.task_list
+    with accelerator.main_process_first():  # the plan checked everything that needs no weights
         model = load_model(options, str(accelerator.device))
         helpers = _load_helpers(options, str(accelerator.device))
         roles = {task.name: role_models(task, model, helpers) for task in tasks if task.program}
@@ -337,31 +246,31 @@ def _run_locked(options: RunOptions, accelerator, tasks: list[Task], started: st
                 check_steps_accept(task, options.modality, roles[task.name],
                                    task_arguments(task, options.task_args)[0])
         fingerprints = {name: {role: m and m.fingerprint for role, m in models.items()} for name, models in roles.items()}
-        items, totals = plan(tasks, task_rows, options, model.fingerprint, fingerprints)
+        items, totals = checked.work(model.fingerprint, fingerprints)
     run_dir = options.output_dir
     initial = store.read_store(run_dir) if run_dir.exists() else store.StoreContents()
     if initial.torn and accelerator.is_main_process:
-        print(f"hallubench: skipped a torn last line (interrupted write) in {'; '.join(initial.dropped)}; "
-              "that sample runs again")
+        log.warning(f"hallubench: skipped a torn last line (interrupted write) in {'; '.join(initial.dropped)}; "
+                    "that sample runs again")
     check_one_model(run_dir, initial, model)
     stale = superseded(initial, items)
     if stale and accelerator.is_main_process:
-        print(f"hallubench: warning: {run_dir} already holds {len(stale)} of these samples made with other "
-              "settings (model, generation, media options, seed or prompt); they stay beside the new ones, but "
-              "`--from-outputs`, `hallubench rank` and `publish` need one setting per folder: use a new --output-dir")
+        log.warning(f"hallubench: warning: {run_dir} already holds {len(stale)} of these samples made with other "
+                    "settings (model, generation, media options, seed or prompt); they stay beside the new ones, but "
+                    "`--from-outputs`, `hallubench rank` and `publish` need one setting per folder: use a new --output-dir")
     # A dataset rebuilt since: stored answers are scored with the rows read now, or made again (harness/rebuilt.py).
     rebuilt = reconcile(items, initial.records, initial.finished())
     finished = initial.finished() - set(rebuilt.regenerate)
     if accelerator.is_main_process:
         state = run_state.unfinished(run_dir)
         if state and state.get("stopped"):
-            print(f"hallubench: resuming {run_dir}: its last run {state['stopped']}", file=sys.stderr)
+            log.warning(f"hallubench: resuming {run_dir}: its last run {state['stopped']}")
         run_state.mark_unfinished(run_dir, _options_dict(options))  # until results.json is written: readers refuse the folder meanwhile
     journal = StepJournal(run_dir, accelerator.process_index)
     accelerator.wait_for_everyone()  # everyone has read the folder before any writer trims a torn tail
     if accelerator.is_main_process and (summary := rebuilt.summary(run_dir)):
         store.merge(run_dir, replace=rebuilt.replacements())  # before any writer opens its rank file
-        print(f"hallubench: {summary}", file=sys.stderr)
+        log.warning(f"hallubench: {summary}")
     accelerator.wait_for_everyone()
     # Whole batches are dealt out, so a batch holds the same samples whatever the process count.
     batch = AUTO_MAX_BATCH if options.batch_size == AUTO else options.batch_size  # auto: the adapter splits them
@@ -371,21 +280,10 @@ def _run_locked(options: RunOptions, accelerator, tasks: list[Task], started: st
     writer = store.SampleWriter(store.rank_file(run_dir, accelerator.process_index))
     bar = tqdm(total=generated_here, desc="hallubench run", unit="sample", disable=not accelerator.is_main_process)
     t_gen = time.perf_counter()
-    # While the model works on one batch, the next batches' media load and the last batch's records are written
-    # (harness/prefetch.py). A multi-step task loads its media step by step, inside its batch.
-    def prepared(batch: list[WorkItem]):
-        return batch, None if batch[0].task.program else prepare_batch(batch, options)
-
-    writes = BackgroundWrites()
     try:
-        for batch, ready in prefetched(mine, prepared):
-            records = run_program_batch(model, helpers, batch, options, journal) if ready is None \
-                else generate_batch(model, ready)
-            writes.submit(lambda records=records: writer.append_all(records))
-            bar.update(len(records))
+        generate_all(model, helpers, mine, options, journal, writer, bar.update)
     finally:
         bar.close()  # first: an interrupt's message (what was kept, how to resume) is printed below the bar, not over it
-        writes.close()
         writer.close()
     journal.close()
     done = gather_object([{"rank": accelerator.process_index, "generated": generated_here,
@@ -408,22 +306,22 @@ def _run_locked(options: RunOptions, accelerator, tasks: list[Task], started: st
                            generated=generated, generation_s=round(generation_s, 3),
                            samples_per_s=round(generated / generation_s, 4) if generated else None,
                            torn_lines=sorted(set(initial.torn + contents.torn)),
-                           mini_data=mini_tasks(data_dir, tasks),
+                           mini_data=sorted(name for name, planned in checked.tasks.items() if planned.mini),
                            auto_batch_sizes=[entry["batch_size"] for entry in done] if options.batch_size == AUTO else [],
                            records_digest=scored_from)
         results = Results(tasks=score(tasks, records, totals, {task.name: options.task_args for task in tasks}),
                           run=run_info, environment=environment(),
                           model=ModelInfo(name=options.model, args=_options_dict(options)["model_args"],
                                           fingerprint=model.fingerprint))
-        for task in tasks:
-            results.tasks[task.name].dataset = dataset_source(options.data_dir, data_dir, task)
+        for name, planned in checked.tasks.items():
+            results.tasks[name].dataset = planned.source
         store_verdicts(run_dir, tasks, records, contents.records, results.tasks)
         write_results(results, run_dir)
         run_state.mark_finished(run_dir)
         summary = error_summary(records)
         if summary:
-            print(f"hallubench: {summary}\nThey run again when you rerun the same command.", file=sys.stderr)
+            log.warning(f"hallubench: {summary}\nThey run again when you rerun the same command.")
         for message, count in Counter(r["error"]["message"] for r in records if without_media(r)).items():
-            print(f"hallubench: {count} rows left out: {message}", file=sys.stderr)
+            log.warning(f"hallubench: {count} rows left out: {message}")
     # No barrier after this: if scoring fails on the main process, the others must not wait for it forever.
     return results

@@ -24,7 +24,7 @@ from hallubench.errors import RunFolderNotFoundError
 from hallubench.harness import run_state
 from hallubench.harness.command import rescore_hint
 from hallubench.harness.results_schema import SCHEMA_VERSION, GroupResult, Results, TaskResult
-from hallubench.harness.runner import resolve_tasks
+from hallubench.harness.preflight import resolve_tasks
 from hallubench.harness.scoring import (UNREADABLE, unread_by_rule, count, counted_as, group_names, is_count, load_metric,
                                         metric_records, parse_records, record_verdict, task_verdicts)
 

@@ -121,8 +121,9 @@ def lookups(path: Path, homes: dict[str, str]) -> set[str]:
 
 
 def layer_of(module: str, layers: dict[str, int]) -> tuple[str, int] | None:
+    """The row of `module`: its own, or its package's; the root `hallubench` (its __init__) holds only itself."""
     for package in sorted(layers, key=len, reverse=True):
-        if module == package or module.startswith(package + "."):
+        if module == package or ("." in package and module.startswith(package + ".")):
             return package, layers[package]
     return None
 

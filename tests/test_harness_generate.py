@@ -132,7 +132,9 @@ def test_sample_keys_change_with_the_prompt_and_settings_and_nothing_else(monkey
 
     rows = [{"id": "q0", "question": "Is it a dog?"}, {"id": "q1", "question": "Is it a cat?"}]
     monkeypatch.setattr(plan_module, "dataset_dir", lambda data_dir, task, given=None: tmp_path)
-    monkeypatch.setattr(plan_module, "load_rows", lambda folder, task, limit: (rows[:limit], len(rows)))
+    monkeypatch.setattr(plan_module, "load_rows", lambda folder, task, limit, dataset: (rows[:limit], len(rows)))
+    card = type("Card", (), {"meta": {}, "data_files": lambda self, *names: []})()
+    monkeypatch.setattr(plan_module, "dataset_folder", lambda folder: card)  # a folder of no files
     monkeypatch.setattr(plan_module, "check_rows", lambda task, folder, rows: None)  # rows of a prompt, no media
     cmm = get_task("cmm")
 

@@ -86,7 +86,7 @@ def test_cli_reports_bad_tokens_and_unknown_tasks(capsys):
 
 
 def test_tasks_resolve_exactly_and_once():
-    from hallubench.harness.runner import resolve_tasks
+    from hallubench.harness.preflight import resolve_tasks
 
     assert [t.name for t in resolve_tasks(["cmm", "cchall", "cmm"])] == ["cmm", "cchall"]
     with pytest.raises(ValueError, match="unknown task 'cmm_all'"):

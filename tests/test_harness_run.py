@@ -176,7 +176,7 @@ def test_rerun_with_other_settings_warns_that_the_folder_now_mixes_them(tiny_omn
     shutil.copytree(reference, out)
     capsys.readouterr()
     assert main(_argv(tiny_omni, data_dir, out, *TASKS, "--limit", "1", "--seed", "7")) == 0
-    assert "already holds 2 of these samples made with other settings" in capsys.readouterr().out
+    assert "already holds 2 of these samples made with other settings" in capsys.readouterr().err
     records, _ = store.read_jsonl(out / "samples.jsonl")
     assert _results(out).run.generated == 2 and len(records) == 8  # the 2 new records join the 6 old ones
     assert main(["run", "--from-outputs", str(out)]) == 2  # and re-scoring refuses the mixed folder

@@ -41,7 +41,7 @@ from pathlib import Path  # noqa: E402
 
 import torch  # noqa: E402
 
-from hallubench.harness import generate as harness_generate, media, runner, store  # noqa: E402
+from hallubench.harness import generate as harness_generate, media, preflight, runner, store  # noqa: E402
 from hallubench.harness.data import ensure_mini  # noqa: E402
 from hallubench.harness.options import RunOptions  # noqa: E402
 from hallubench.harness.plan import plan, read_rows  # noqa: E402
@@ -49,6 +49,7 @@ from hallubench.loaders import audio as loaders_audio  # noqa: E402
 from hallubench.models import get_model  # noqa: E402
 from hallubench.models.hf import HFChatModel  # noqa: E402
 from hallubench.testing.tiny_models import make_tiny_model  # noqa: E402
+from direct_generation import direct_once  # noqa: E402
 
 TASKS = ["cmm", "avhallubench_visual"]
 BATCH_SIZES = (1, 8)
@@ -85,7 +86,8 @@ class Timers:
 def instrument_harness(timers: Timers) -> None:
     """Timers around the harness steps `runner.run` calls (by the names it looks them up under)."""
     timers.wrap(runner, "load_model", "model load")
-    timers.wrap(runner, "plan", "plan (load_dataset)")
+    timers.wrap(runner, "make_plan", "plan (checks, rows)")
+    timers.wrap(runner, "plot_results", "results.png")
     timers.wrap(harness_generate, "prepare", "media decode")
     timers.wrap(media, "load_video", NESTED[0])
     timers.wrap(media, "load_audio", NESTED[1])
@@ -121,30 +123,11 @@ def harness_once(options: RunOptions, timers: Timers) -> tuple[float, float, dic
 def build_conversations(model: HFChatModel, data_dir: Path, options: RunOptions):
     """Work items in harness order, each one's conversation by key (built by the harness's media.prepare), and
     the seconds media.prepare took."""
-    tasks = runner.resolve_tasks(options.tasks)
+    tasks = preflight.resolve_tasks(options.tasks)
     items, _ = plan(tasks, read_rows(tasks, data_dir, options), options, model.fingerprint)
     start = time.perf_counter()
     convs = {item.key: media.prepare(item.task, item.row, item.dataset_dir, options)[0] for item in items}
     return items, convs, time.perf_counter() - start
-
-
-@torch.inference_mode()
-def direct_once(model: HFChatModel, items, convs, batch_size: int) -> tuple[dict[str, float], dict]:
-    """Over the harness's batches: processor, model.generate, batch_decode. Seconds by step, and the outputs."""
-    seconds: dict[str, float] = defaultdict(float)
-    outputs = {}
-    for batch in runner._batches(items, batch_size):
-        t0 = time.perf_counter()
-        inputs = model.prepare([convs[item.key] for item in batch])
-        t1 = time.perf_counter()
-        generated = model.model.generate(**inputs, max_new_tokens=MAX_NEW_TOKENS, do_sample=False)
-        t2 = time.perf_counter()
-        texts = model.processor.batch_decode(generated[:, inputs["input_ids"].shape[1]:], skip_special_tokens=True)
-        seconds["processor"] += t1 - t0
-        seconds["generate"] += t2 - t1
-        seconds["decode"] += time.perf_counter() - t2
-        outputs.update({(item.task.name, item.id): text for item, text in zip(batch, texts)})
-    return dict(seconds), outputs
 
 
 def print_parts(label: str, total: float, parts: dict[str, float]) -> None:
@@ -171,7 +154,7 @@ def main() -> None:
         chat = {bs: get_model("hf", model=str(model_dir), dtype="float32", batch_size=bs) for bs in BATCH_SIZES}
         items, convs, _ = build_conversations(chat[1], data_dir, options(1))
         for bs in BATCH_SIZES:
-            direct_once(chat[bs], items, convs, bs)
+            direct_once(chat[bs], items, convs, bs, MAX_NEW_TOKENS)
         best: dict[tuple[str, int], float] = {}
         breakdown: dict[tuple[str, int], dict[str, float]] = {}
 
@@ -184,7 +167,7 @@ def main() -> None:
                 wall, generation_s, harness_out, phases = harness_once(options(bs), timers)
                 keep("harness run()", bs, wall, phases)
                 keep("harness gen loop", bs, generation_s, {})
-                steps, direct_out = direct_once(chat[bs], items, convs, bs)
+                steps, direct_out = direct_once(chat[bs], items, convs, bs, MAX_NEW_TOKENS)
                 differ = [key for key in harness_out if direct_out.get(key) != harness_out[key]]
                 assert not differ and len(direct_out) == len(harness_out), f"bs {bs}: outputs differ for {differ[:5]}"
                 keep("direct", bs, sum(steps.values()), steps)

@@ -9,7 +9,9 @@ import pytest
 from hallubench.cli.main import main
 
 
-def run(tmp_path, *argv, model_args="pretrained=org/name"):
+def run(tmp_path, *argv, model_args=None):
+    """`hallubench run` with `argv`; the checkpoint is a folder (not loaded: each test's mistake stops the run first)."""
+    model_args = model_args or f"pretrained={tmp_path}"
     return main(["run", "--model", "hf", "--model-args", model_args, "--tasks", "cmm", "--data-dir", "mini",
                  "--output-dir", str(tmp_path / "run"), *argv])
 

@@ -169,7 +169,7 @@ def test_config_numbers_are_read_as_the_flags_read_them(tmp_path):
                 build_options(argparse.Namespace(config=config))
             assert_refused(err.value, f"{action.dest}: ")
     config.write_text("model: openai\nmodel_args: {model: m, timeout: .nan}\n", encoding="utf-8")
-    from hallubench.harness.runner import model_arguments
+    from hallubench.harness.preflight import model_arguments
 
     with pytest.raises(ConfigError) as err:
         model_arguments(build_options(argparse.Namespace(config=config)), "cpu")
