@@ -144,6 +144,11 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # the reader left (`hallubench models | head`): as the Python docs advise, no traceback
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # and no second error at exit's flush
         return 1
+    except OSError as err:  # the system refused a path given or written (name too long, not a folder, no access)
+        where = f"{err.filename}: " if err.filename is not None else ""
+        print(f"{name}: error: {redact(where + (err.strerror or str(err)))}; check the path and try again",
+              file=sys.stderr)
+        return 1
 
 
 @contextlib.contextmanager

@@ -72,6 +72,6 @@ def handle(args: argparse.Namespace) -> int:
     from hallubench import api
 
     values = vars(args)
-    ranking = api.rank(args.run_dirs, output_dir=args.output_dir, tasks=values.get("tasks"), **rank_options(values),
-                       push_to_hub=values.get("push_to_hub"), allow_mini_data=values.get("allow_mini_data", False))
-    return finish(ranking, None, "rank")
+    # the leaderboard is printed before an upload, so a refused or failed push still shows what was ranked
+    ranking = api.rank(args.run_dirs, output_dir=args.output_dir, tasks=values.get("tasks"), **rank_options(values))
+    return finish(ranking, values.get("push_to_hub"), "rank", values.get("allow_mini_data", False))

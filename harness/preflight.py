@@ -334,4 +334,4 @@ def read_resume(built: RunPlan) -> Resume | None:
     failed = sum(1 for pair in planned if pair in stored and not stored[pair])
     state = run_state.unfinished(folder)
     return Resume(folder, finished, failed, len(planned) - finished - failed, len(set(stored) - planned),
-                  (state or {}).get("stopped"))
+                  run_state.why_stopped(state) if state else None)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections import Counter
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
@@ -103,7 +104,7 @@ def check_finished(folder: Path) -> None:
     if state is not None:
         raise UnfinishedRunError(
             f"{folder} is unfinished: its last run{_printable(state.get('started'), ' (started {})')} "
-            f"{_printable(state.get('stopped')) or 'stopped before it finished (killed, or still starting)'}. "
+            f"{why_stopped(state) or 'stopped before it finished (killed, or still starting)'}. "
             f"Finish it by running the same command again: {finishing_command(folder, state)} (it resumes: finished "
             "samples are kept), then try again")
     leftovers = Folder(folder).names(store.RANK_GLOB)
@@ -112,6 +113,18 @@ def check_finished(folder: Path) -> None:
             f"{folder} is unfinished: it still holds {', '.join(leftovers)} (a run stopped before merging them). "
             f"Finish it by running the `hallubench run --output-dir {folder} ...` that wrote it again (it resumes), "
             "then try again")
+
+
+def why_stopped(state: Mapping[str, Any]) -> str:
+    """Why the marked run stopped, in our own words only: the interrupt that stopped it, or the class of the error
+    that failed it. The mark is a file in a folder we did not write, so its free text is never shown."""
+    stopped = state.get("stopped")
+    if not isinstance(stopped, str):
+        return ""
+    if re.fullmatch(r"was interrupted \((?:SIGINT|SIGTERM)\)", stopped):
+        return stopped
+    failed = re.match(r"failed \(([A-Za-z_][A-Za-z0-9_]{0,60})[:)]", stopped)
+    return f"failed ({failed.group(1)})" if failed else ""
 
 
 def _printable(value: Any, shape: str = "{}") -> str:

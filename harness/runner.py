@@ -264,7 +264,7 @@ def _run_locked(checked: RunPlan, accelerator, started: str, t0: float) -> Resul
     if accelerator.is_main_process:
         state = run_state.unfinished(run_dir)
         if state and state.get("stopped"):
-            log.warning(f"hallubench: resuming {run_dir}: its last run {state['stopped']}")
+            log.warning(f"hallubench: resuming {run_dir}: its last run {run_state.why_stopped(state)}")
         run_state.mark_unfinished(run_dir, _options_dict(options))  # until results.json is written: readers refuse the folder meanwhile
     journal = StepJournal(run_dir, accelerator.process_index)
     accelerator.wait_for_everyone()  # everyone has read the folder before any writer trims a torn tail

@@ -22,6 +22,7 @@ from hallubench.errors import PublishError
 from hallubench.publish.hub import DatasetRepo
 from hallubench.ranking.board import mini_runs
 from hallubench.ranking.report import FILES, reading_ranking
+from hallubench.writes import redacted_bytes
 
 # The tables as `datasets` configs, so `load_dataset(repo, "documents")` reads the pushed ranking. Each is also
 # pushed as parquet, which the configs name: `datasets` reads every config of a repo with one builder, inferred
@@ -48,8 +49,9 @@ def _mini_data(folder: Path, data: bytes) -> dict[str, Any]:
 
 
 def _parquet(name: str, data: bytes) -> bytes:
-    """The table `name` (read through the door) as parquet, made from its bytes: what is pushed is what was read."""
-    source = io.BytesIO(data)
+    """The table `name` (read through the door) as parquet, made from its bytes: what is pushed is what was read,
+    redacted first (parquet is binary: the upload's own redaction of text files does not reach inside it)."""
+    source = io.BytesIO(redacted_bytes(name, data))
     table = pd.read_json(source, lines=True, precise_float=True) if name.endswith(".jsonl") else pd.read_csv(source)
     out = io.BytesIO()
     table.to_parquet(out, index=False)

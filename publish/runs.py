@@ -50,6 +50,7 @@ from hallubench.errors import PublishError, VerdictMismatchError
 from hallubench.publish.checks import (BenchmarkRepoError, check_benchmark, check_complete, check_model_repo,
                                        check_repo_id, check_results_folder, dataset_revision)
 from hallubench.publish.hub import DatasetRepo
+from hallubench.redact import redact_values
 from hallubench.harness import run_state, store
 from hallubench.harness.command import command_line, rescore_hint
 from hallubench.publish.dataset_card import dataset_card, model_folder, model_label, samples_path
@@ -139,10 +140,11 @@ def samples_table(records: list[dict[str, Any]]) -> pa.Table:
 
 
 def samples_parquet(records: dict[str, dict[str, Any]]) -> dict[str, bytes]:
-    """Task name -> parquet bytes of its records sorted by (task, id)."""
+    """Task name -> parquet bytes of its records sorted by (task, id), every string redacted (parquet is binary: the
+    upload's own redaction of text files does not reach inside it)."""
     by_task: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for record in sorted(records.values(), key=store.sort_key):
-        by_task[record["task"]].append(record)
+        by_task[record["task"]].append(redact_values(record))
     out = {}
     for task, rows in by_task.items():
         buffer = io.BytesIO()

@@ -20,7 +20,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Iterable
 
-from hallubench.errors import ReferenceFilesError
+from hallubench.errors import ConfigError, ReferenceFilesError
 
 ENDPOINT_ENV = "HALLUBENCH_REFERENCES_ENDPOINT"
 DEFAULT_ENDPOINT = "https://raw.githubusercontent.com"
@@ -180,6 +180,7 @@ def references(folder: Path | str | None = None) -> References:
     """The folder the user gave (checked, never fetched into), else the cache (fetched into unless offline)."""
     if folder is not None:
         if not Path(folder).is_dir():
-            raise ReferenceFilesError(f"--references {folder}: no such folder")
+            raise ConfigError(f"--references {folder}: no such folder; give a folder laid out like the reference data "
+                              "(sac3/, crosscheck_wikibio/, ...), or leave it out to fetch the files")
         return References(Path(folder), cache=False)
     return References(cache_folder(), cache=True)

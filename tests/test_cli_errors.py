@@ -26,6 +26,7 @@ def _errors(tmp_path) -> dict[str, tuple[list[str], int, str]]:
         "metrics": (["metrics", "push", "pa_hr", "cchall", "--repo", "org/name"], 2, "--repo names one Space"),
         "verify": (["verify", missing], 2, "is not a run folder"),
         "tasks": (["tasks", "cmn"], 2, "no task or group 'cmn' (did you mean 'cmm'?)"),
+        "reproduce": (["reproduce", "--references", missing], 2, f"--references {missing}: no such folder"),
     }
 
 
@@ -38,7 +39,7 @@ def test_every_command_has_an_error_case(tmp_path):
 
 
 @pytest.mark.parametrize("command", ["run", "build", "rank", "crosscheck", "publish", "view", "metrics", "verify",
-                                     "tasks"])
+                                     "tasks", "reproduce"])
 def test_a_user_error_prints_its_message_and_exit_code(command, tmp_path, capsys):
     argv, code, message = _errors(tmp_path)[command]
     assert cli.main(argv) == code

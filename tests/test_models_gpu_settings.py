@@ -11,7 +11,7 @@ from hallubench import models
 from hallubench.cli.main import main
 from hallubench.harness.options import RunOptions
 from hallubench.errors import ConfigError
-from hallubench.harness import hub_model, runner
+from hallubench.harness import hub_model, preflight
 from hallubench.harness.runner import load_model
 from hallubench.models.hf import HFChatModel, resolve_attention, resolve_dtype
 from hallubench.testing.tiny_models import make_tiny_model
@@ -71,7 +71,7 @@ class CapturingModel:
 
 def test_device_and_dtype_flags_reach_the_hf_adapter(monkeypatch):
     monkeypatch.setitem(models.MODELS, "hf", CapturingModel)
-    monkeypatch.setattr(runner, "check_device", lambda device, flag: None)  # cuda:1 on a machine without it
+    monkeypatch.setattr(preflight, "check_device", lambda device, flag: None)  # cuda:1 on a machine without it
     monkeypatch.setattr(hub_model, "check_hub_model", lambda *args: None)  # org/m stands for a Hub id in the cache
     options = RunOptions(model="hf", model_args={"pretrained": "org/m"}, device="cuda:1", dtype="bfloat16")
     with pytest.raises(ConfigError, match="captured"):

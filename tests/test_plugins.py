@@ -194,7 +194,7 @@ def test_an_installed_plugin_package_shows_up_and_runs(tmp_path):
         assert done.returncode == 0, done.stderr
         return done.stdout
 
-    assert "--model toy_echo --model-args" in hallubench("models")
+    assert "\n  toy_echo " in hallubench("models")  # an adapter row of the listing
     assert "toy_echo" in hallubench("run", "--help") and "\n  toyecho_qa " in hallubench("tasks")
     release = tmp_path / "release"
     release.mkdir()

@@ -32,6 +32,7 @@ NO_API = {
     "verify": "hallubench.harness.verify is its function",
     "crosscheck": "run + rank in one command: call hallubench.run per model, then hallubench.rank",
     "view": "writes and serves a site: hallubench.view.site.build_site is its function",
+    "reproduce": "hallubench.reproduce.run.reproduce is its function (it returns each reproduction's cells)",
 }
 # Flags that are no keyword, and why.
 CLI_ONLY = {

@@ -19,6 +19,7 @@ import yaml
 from hallubench.cli.demo import write_site
 from hallubench.cli.main import main
 from hallubench.view.site import build_site
+from run_folder_support import rewrite_results
 from view_support import (HOSTILE_NAME, SUPPORTED, TASK, UNSUPPORTED, hand_ranking, served_ranking, write_cmm_run,
                           write_pope_run)
 
@@ -267,7 +268,7 @@ def served_site(tmp_path_factory, mini_datasets):
     forged = write_cmm_run(root / "runs" / "cmm")
     results = json.loads((forged / "results.json").read_text())
     results["tasks"]["cmm"]["verdicts"]["p2"] = {"verdict": "correct", "reading": "yes"}
-    (forged / "results.json").write_text(json.dumps(results))
+    rewrite_results(forged, results)
     with pytest.raises(VerdictMismatchError, match="cmm: results.json differs"):
         build_site(ranking, [*runs, forged], root / "site")  # written all the same, the folder flagged
     return ranking, root / "site"

@@ -113,7 +113,7 @@ def write_cmm_run(folder: Path, verdicts: bool = True) -> Path:
     results = results_json(folder, {"cmm": task}, given if verdicts else None, mini=["cmm"], limit=5)
     if not verdicts:  # as scored before answers had verdicts: schema version 1
         results["version"] = 1
-        (folder / "results.json").write_text(json.dumps(results))
+        rewrite_results(folder, results)
     return folder
 
 

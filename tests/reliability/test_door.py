@@ -117,7 +117,8 @@ def test_every_file_made_a_link_out_is_refused_by_every_reader_and_uploader(fini
             code = main(argv(out, tmp_path / f"{k}-{purpose[:4]}"))
             err = capfd.readouterr().err
             assert code == 2, (name, purpose, err)
-            refusal = f"{out / name} is a link" if name.endswith(".lock") else f"{out / name} leads outside {out}"
+            refusal = (f"refusing to write {out / name}: it is a symbolic link" if name.endswith(".lock")
+                       else f"{out / name} leads outside {out}")
             assert refusal in err and len(err.strip().splitlines()) == 1, (name, purpose, err)
         assert SECRET not in _uploaded(hub) and hub.commits == [], name
     out = _copy(finished, tmp_path / "rescored")  # the re-score replaces the links it writes, never follows them

@@ -29,6 +29,7 @@ NOT_READ = {
     "cache": "the judgment cache (SQLite, its own locking)",
     "reference": "a reference scores file",
     "config": "a YAML file of options",
+    "references": "the authors' released files, each checked against its pinned sha256 (hallubench reproduce)",
 }
 DUMMY = "me/x"  # the value of every other required argument (a Hub repo id)
 
