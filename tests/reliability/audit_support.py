@@ -481,8 +481,9 @@ def judge(events: list[list], allowed_roots: list[str], outside: str, ports: set
         what, detail = event[0], event[1:]
         if what in ("write", "remove", "rename", "rmtree", "mkdir", "symlink", "truncate"):
             path = detail[0]
-            if not (under(path, [*allowed_roots, *given]) or "/__pycache__/" in path or path in ("/dev/null", "/dev/tty")
-                    or path.startswith(MEDIA_SCRATCH)):
+            making_given = what == "mkdir" and any(under(named, [path]) for named in given)  # its parents, made
+            if not (under(path, [*allowed_roots, *given]) or making_given or "/__pycache__/" in path
+                    or path in ("/dev/null", "/dev/tty") or path.startswith(MEDIA_SCRATCH)):
                 found.append(f"{what} outside the given folders and caches: {path}")
         elif what == "read" and under(detail[0], [outside]) and not under(detail[0], given):
             found.append(f"read of a file outside the given folders: {detail[0]}")
