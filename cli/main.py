@@ -131,10 +131,10 @@ def main(argv: list[str] | None = None) -> int:
         with sigterm_as_interrupt():
             return _dispatch(argv, command)
     except RunInterrupted as err:  # not an error: the message says what was kept and how to resume
-        print(f"{name}: {redact(str(err))}", file=sys.stderr)
+        print(f"{name}: {said(err)}", file=sys.stderr)
         return err.exit_code
     except HallubenchError as err:  # every user-facing error, a broken plug-in's included: its message, no traceback
-        print(f"{name}: error: {redact(str(err))}", file=sys.stderr)
+        print(f"{name}: error: {said(err)}", file=sys.stderr)
         return err.exit_code
     except KeyboardInterrupt as err:  # a run turns it into RunInterrupted; other commands write their output whole
         print(f"{name}: interrupted ({err.args[0] if err.args else 'SIGINT'}) before it finished; it writes its output "
@@ -146,9 +146,16 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     except OSError as err:  # the system refused a path given or written (name too long, not a folder, no access)
         where = f"{err.filename}: " if err.filename is not None else ""
-        print(f"{name}: error: {redact(where + (err.strerror or str(err)))}; check the path and try again",
+        print(f"{name}: error: {said(where + (err.strerror or str(err)))}; check the path and try again",
               file=sys.stderr)
         return 1
+
+
+def said(message: object, longest: int = 160) -> str:
+    """An error's message as printed: redacted, each word longer than `longest` (a 5,000-character path given as a
+    flag, a value from a file) cut in its middle, so the one line stays one readable line."""
+    words = redact(str(message)).split(" ")
+    return " ".join(word if len(word) <= longest else f"{word[:100]}…{word[-50:]}" for word in words)
 
 
 @contextlib.contextmanager
