@@ -6,6 +6,7 @@ the chart itself (`title_figure`, used by leaderboard.png too)."""
 from __future__ import annotations
 
 import textwrap
+import threading
 from pathlib import Path
 
 from hallubench.harness.results_schema import MOSTLY_UNREADABLE, GroupResult, Results
@@ -49,16 +50,28 @@ def title_figure(fig, title: str | None, mini: str | None) -> None:
         fig.suptitle("\n".join(lines), color="tab:red" if mini else "black", fontsize=12)
 
 
-def plot_results(results: Results, path: Path) -> Path | None:
-    """Write the chart to `path`; None (nothing written) when no task has a metric of its own."""
-    tasks = {name: task for name, task in sorted(results.tasks.items()) if task.metric is not None}
-    if not tasks:
-        return None
+def pyplot():
+    """matplotlib's pyplot on the Agg backend (no display needed)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    return plt
+
+
+def load_in_background() -> None:
+    """Import matplotlib (half a second or more) on a second thread while the run generates, so that the chart at
+    the run's end does not wait for it; not a daemon: a process that ends first waits for the import to finish."""
+    threading.Thread(target=pyplot, name="hallubench-matplotlib").start()
+
+
+def plot_results(results: Results, path: Path) -> Path | None:
+    """Write the chart to `path`; None (nothing written) when no task has a metric of its own."""
+    tasks = {name: task for name, task in sorted(results.tasks.items()) if task.metric is not None}
+    if not tasks:
+        return None
+    plt = pyplot()
     # CMM has 18 groups (sub-category and sub-category × granularity): widen so their labels stay legible.
     width = max(11.0, 0.75 * max(len(task.groups) + 1 for task in tasks.values()))
     # Constrained layout keeps the labels and an outside legend in the figure in one drawing (tight_layout plus

@@ -38,7 +38,7 @@ from hallubench.harness.media import check_model_accepts
 from hallubench.harness.options import AUTO, RunOptions
 from hallubench.models.configs import AUTO_MAX_BATCH
 from hallubench.errors import ConfigError, MixedRunFolderError, RunInterrupted
-from hallubench.harness.plot import PLOT, plot_results
+from hallubench.harness.plot import PLOT, load_in_background, plot_results
 from hallubench.harness.plan import WorkItem, task_arguments
 from hallubench.harness.preflight import RunPlan, check_hub_checkpoint, helper_options, make_plan, model_arguments
 from hallubench.harness.prefetch import BackgroundWrites, prefetched
@@ -280,6 +280,8 @@ def _run_locked(checked: RunPlan, accelerator, started: str, t0: float) -> Resul
     writer = store.SampleWriter(store.rank_file(run_dir, accelerator.process_index))
     bar = tqdm(total=generated_here, desc="hallubench run", unit="sample", disable=not accelerator.is_main_process)
     t_gen = time.perf_counter()
+    if accelerator.is_main_process:
+        load_in_background()  # the chart's library, while the model works
     try:
         generate_all(model, helpers, mine, options, journal, writer, bar.update)
     finally:
