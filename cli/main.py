@@ -53,7 +53,7 @@ def quiet_libraries() -> None:
 quiet_libraries()  # before the import below, which imports huggingface_hub (its constants read these once)
 import hallubench.metrics  # noqa: E402,F401  its import puts the metrics into evaluate's cache (bare-name evaluate.load)
 from hallubench.cli.includes import add_include_argument, included  # noqa: E402
-from hallubench.errors import HallubenchError, RunInterrupted, did_you_mean  # noqa: E402
+from hallubench.errors import ConfigError, HallubenchError, RunInterrupted, did_you_mean  # noqa: E402
 from hallubench.redact import redact, redact_log_records  # noqa: E402
 from hallubench.registry import include  # noqa: E402
 
@@ -181,6 +181,9 @@ def _dispatch(argv: list[str], command: str) -> int:
         include(spec)
     parser = build_parser(command if command in COMMANDS else "")
     args, unknown = parser.parse_known_args(argv)
+    for dest, value in vars(args).items():  # no file name or text we take holds one: os calls would raise instead
+        if any("\0" in str(item) for item in (value if isinstance(value, (list, tuple)) else [value])):
+            raise ConfigError(f"--{dest.replace('_', '-')}: its value holds a NUL byte, which no path or text may hold")
     if unknown:  # argparse would show the top-level usage; the command's own is the one that helps
         subparsers = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
         subparsers.choices.get(args.command, parser).unrecognized(unknown)

@@ -95,7 +95,8 @@ def test_a_full_disk_at_the_merge_or_the_chart_is_a_named_error_and_the_rerun_is
     assert not [p.name for p in out.iterdir() if ".tmp" in p.name], "no temporary file is left behind"
     if where == "samples.jsonl":
         assert sorted(p.name for p in out.glob(store.RANK_GLOB)) == ["samples_rank0.jsonl"]  # kept until merged
-    _readers_refuse(out, tmp_path, capfd, f"{out} is unfinished", "failed (FolderWriteError: cannot write",
+    # readers name the error's class only: the mark's free text is never shown (run_state.why_stopped)
+    _readers_refuse(out, tmp_path, capfd, f"{out} is unfinished", "its last run", "failed (FolderWriteError)",
                     "running the same command again: hallubench run --model openai --model-args")
     monkeypatch.setattr("hallubench.harness.atomic.os.replace", replace)
     asked = len(server.requests)
