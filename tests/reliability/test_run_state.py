@@ -147,6 +147,9 @@ def test_a_folder_being_written_is_refused_by_rank_and_from_outputs(server, data
     child = hallubench(*openai_run_argv(server, data_dir, out))
     try:
         wait_for_holder(out, child.pid)
+        deadline = time.monotonic() + 60  # the run opens its rank file after taking the lock: the folder as it writes
+        while not store.rank_file(out, 0).exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
         capfd.readouterr()
         _readers_refuse(out, tmp_path, capfd, f"{out} is being written by hallubench run pid {child.pid}",
                         "nothing was")
