@@ -189,6 +189,9 @@ class DatasetFolder:
                 f"({', '.join(f.name for f in files)}): one was edited or replaced after `hallubench build` wrote the "
                 f"card ({declared} rows declared). Rebuild the folder: `hallubench build ... --output-dir {self.path} "
                 "--overwrite`.")
+        # `datasets` pings a server with a download count for a packaged builder (parquet, json) on every load, even of
+        # local files; a folder on disk is read without contacting anything.
+        datasets.config.HF_UPDATE_DOWNLOAD_COUNTS = False
         try:
             # Escaped: `datasets` reads every data file as a glob pattern, and a folder may be named `run[1]`.
             return datasets.load_dataset(kind, data_files={split: [glob.escape(str(f.absolute())) for f in files]},
