@@ -164,6 +164,8 @@ class References:
         self._write(pin.local, data)
 
     def _write(self, name: str, data: bytes) -> None:
+        # Not hallubench.writes.write_bytes_atomically: that one redacts text files, which would change the authors'
+        # bytes after their hash was checked; these are written exactly as pinned.
         target = self.folder / name
         target.parent.mkdir(parents=True, exist_ok=True)
         handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
