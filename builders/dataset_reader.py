@@ -16,12 +16,14 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from hallubench.builders.safe_files import resolve_inside
+from hallubench.config import parse_yaml, read_text
 from hallubench.errors import ConfigError, DataFilesOutsideDatasetError, StaleRowsError
 
 CARD = "README.md"
 DEFAULT_SPLIT = "train"  # the split `datasets` gives data_files written without one
 # A scheme (hf://, https:, file:, s3://) or fsspec's chaining (zip://x::y): never a path in the folder.
 URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*:|::")
+MAX_CARD_BYTES = 64 << 20  # a card is prose and a header; the largest real ones are a few MB
 BUILDERS = {".parquet": "parquet", ".json": "json", ".jsonl": "json", ".csv": "csv", ".arrow": "arrow"}
 
 
@@ -41,15 +43,18 @@ def dataset_file(folder: str | Path, name: str) -> Path | None:
 
 
 def parse_card(path: str | Path, where: str) -> dict[str, Any]:
-    """The YAML header of the card file at `path` (empty when it has none); ConfigError naming `where` when it is
-    not YAML."""
-    import yaml
-    from huggingface_hub.repocard import metadata_load
+    """The YAML header of the card file at `path` (empty when it has none), read as a `--config` is (bounded, no
+    aliases: hallubench/config.parse_yaml); ConfigError naming `where` when it is not YAML."""
+    from huggingface_hub.repocard import REGEX_YAML_BLOCK
 
+    text = read_text(path, f"{where}: its {CARD}", MAX_CARD_BYTES)
+    header = REGEX_YAML_BLOCK.search(text)
     try:
-        meta = metadata_load(path) or {}
-    except (yaml.YAMLError, UnicodeDecodeError, ValueError) as err:
-        raise ConfigError(f"{where}: its {CARD} header is not YAML ({err}); rebuild it with `hallubench build`") from None
+        meta = parse_yaml(header.group(2), f"{where}: its {CARD} header") if header else {}
+    except ConfigError as err:
+        raise ConfigError(f"{err}; rebuild it with `hallubench build`") from None
+    if meta is None:
+        return {}
     if not isinstance(meta, dict):
         raise ConfigError(f"{where}: its {CARD} header is not a YAML mapping; rebuild it with `hallubench build`")
     return meta

@@ -195,13 +195,16 @@ def read_text(path: str | Path, what: str = "", max_bytes: int | None = None) ->
 
 
 def read_yaml(path: str | Path, what: str = "") -> Any:
-    """A YAML file we did not write (a `--config`), read safely (yaml.SafeLoader) and bounded: at most
+    """A YAML file we did not write (a `--config`; a dataset card's header goes through `parse_yaml`), read safely (yaml.SafeLoader) and bounded: at most
     MAX_CONFIG_BYTES, no aliases (`*name`: a few lines of them expand to billions of values, the "billion laughs"),
     nesting at most MAX_YAML_DEPTH deep; ConfigError naming the file and the line otherwise."""
-    import yaml
+    return parse_yaml(read_text(path, what, MAX_CONFIG_BYTES), f"{what} {path}".strip())
 
-    name = f"{what} {path}".strip()
-    text = read_text(path, what, MAX_CONFIG_BYTES)
+
+def parse_yaml(text: str, name: str) -> Any:
+    """YAML text we did not write, read as `read_yaml` reads a file (no aliases, bounded nesting); ConfigError
+    naming `name` and the line otherwise."""
+    import yaml
 
     class BoundedLoader(yaml.SafeLoader):
         depth = 0

@@ -71,3 +71,18 @@ def test_a_data_file_edited_under_its_card_is_named_as_such(tmp_path, capsys, da
     err = capsys.readouterr().err
     assert "does not describe its data files (test-edited.parquet): one was edited or replaced" in err
     assert "--overwrite" in err
+
+
+@pytest.mark.parametrize("header,message", [
+    ("a: &x [1, 2]\nb: *x\n", "an alias (*name) is not taken"),  # a billion-laughs card expands aliases
+    ("a: [" * 60 + "]" * 60 + "\n", "nested more than"),
+    ("- a list\n", "is not a YAML mapping"),
+])
+def test_a_dataset_cards_header_is_read_bounded_like_a_config(data_dir, tmp_path, capsys, header, message):
+    folder = tmp_path / "data" / "cmm"
+    shutil.copytree(data_dir / "cmm", folder)
+    card = folder / "README.md"
+    card.write_text(f"---\n{header}---\n" + card.read_text().split("\n---\n", 1)[1])
+    assert run(tmp_path, "--data-dir", str(folder.parent)) == 2
+    err = capsys.readouterr().err
+    assert f"{folder}: its README.md" in err and message in err and "Traceback" not in err
