@@ -20,7 +20,7 @@ from hallubench.harness.plan import WorkItem
 from hallubench.harness.records import SampleRecord
 from hallubench.harness.scoring import parse_record
 from hallubench.loaders import MediaError
-from hallubench.models.protocol import ChatModel, GenerationError, GenerationSettings
+from hallubench.models.protocol import ChatModel, GenerationError, GenerationSettings, PreparesAhead
 from hallubench.redact import redact
 
 
@@ -118,8 +118,9 @@ class PreparedBatch:
     seconds: float
 
 
-def prepare_batch(items: list[WorkItem], options: RunOptions) -> PreparedBatch:
-    """The records of `items` (all of one task) with their media loaded; a media error is recorded on its record."""
+def prepare_batch(items: list[WorkItem], options: RunOptions, model: ChatModel | None = None) -> PreparedBatch:
+    """The records of `items` (all of one task) with their media loaded; a media error is recorded on its record.
+    A `model` that can prepare its inputs ahead (PreparesAhead: the hf adapter's processor) does so here too."""
     start = time.perf_counter()
     records = [base_record(item, model=None) for item in items]
     ready, convs = [], []
@@ -131,6 +132,8 @@ def prepare_batch(items: list[WorkItem], options: RunOptions) -> PreparedBatch:
             continue
         ready.append(index)
         convs.append(conv)
+    if convs and isinstance(model, PreparesAhead):
+        model.prepare_ahead(convs)
     return PreparedBatch(items, records, ready, convs, time.perf_counter() - start)
 
 
@@ -150,4 +153,4 @@ def generate_batch(model: ChatModel, batch: PreparedBatch) -> list[dict[str, Any
 
 def run_batch(model: ChatModel, items: list[WorkItem], options: RunOptions) -> list[dict[str, Any]]:
     """Records for `items` (all of one task), each with outputs or an error, and its time share."""
-    return generate_batch(model, prepare_batch(items, options))
+    return generate_batch(model, prepare_batch(items, options, model))

@@ -175,7 +175,7 @@ def generate_all(model, helpers: dict[str, Any], batches: list[list[WorkItem]], 
     a multi-step task loads its media step by step, inside its batch. tests/test_run_speed.py times this loop
     against direct generation."""
     def prepared(batch: list[WorkItem]):
-        return batch, None if batch[0].task.program else prepare_batch(batch, options)
+        return batch, None if batch[0].task.program else prepare_batch(batch, options, model)
 
     writes = BackgroundWrites()
     try:

@@ -57,6 +57,7 @@ from .hf_loading import (
     resolve_dtype,
     weights_id,
 )
+from .inputs_ahead import InputsAhead
 from .kl_guided import KLGuidedLogitsProcessor
 from .prefix_scoring import first_token_probs
 from .protocol import (
@@ -139,6 +140,7 @@ class HFChatModel:
         self.cache_chosen = cache_implementation is None and self.cache_implementation is not None
         if self.cache_implementation is not None:  # "static": transformers compiles the decoding step on a GPU
             self.generate_kwargs["cache_implementation"] = self.cache_implementation
+        self._ahead = InputsAhead()
         self.prefill: dict[str, int] = {}  # next_token_probs' prompt tokens against those forwarded (prefix_scoring)
         self.name = f"hf:{model}"
         # auto: on CUDA from AUTO_MAX_BATCH, halved on out-of-memory (_fitting_batch); elsewhere no out-of-memory error
@@ -287,8 +289,31 @@ class HFChatModel:
                                   index=index)
         return kinds == {True}
 
+    def prepare_ahead(self, conversations: list[Conversation]) -> None:
+        """Run the processor now for the calls `generate(conversations, ...)` will make (models/inputs_ahead.py):
+        the harness calls this on its look-ahead thread while the model works on the batch before."""
+        try:
+            interleaved = [self._interleaves(conversation, i) for i, conversation in enumerate(conversations)]
+        except GenerationError:
+            return  # generate raises it, where it is recorded
+        for chunk in self._batches(conversations, lambda i: interleaved[i]):
+            self._ahead.make([conversations[i] for i in chunk], self._processor_inputs)
+
     def prepare(self, conversations: list[Conversation]) -> dict[str, Any]:
-        """Processor inputs (tensors on the model device) for one batch of conversations."""
+        """Processor inputs (tensors on the model device, media features in its dtype) for one batch of
+        conversations: those `prepare_ahead` made for exactly these conversation objects, else made now."""
+        inputs = self._ahead.take(conversations, self._processor_inputs)
+        inputs = type(inputs)(dict(inputs)).to(self.model.device)  # a copy: callers may add to their inputs
+        # Media features (pixel and audio arrays) in the weights' dtype: some encoders do not cast them (Audio
+        # Flamingo 3's audio tower in bf16 fails on float32 features). 1-D floats such as seconds per grid stay
+        # in float32: they feed the rotary positions.
+        for key, value in inputs.items():
+            if torch.is_floating_point(value) and value.dim() > 1:
+                inputs[key] = value.to(self.model.dtype)
+        return inputs
+
+    def _processor_inputs(self, conversations: list[Conversation]) -> Any:
+        """The processor's output (on the CPU) for one batch of conversations."""
         texts, images, videos, metadata, fps, audio = [], [], [], [], [], []
         audio_sources: list[int | None] = []  # per audio slot: index of the video it belongs to, or None
         sampling_rate = getattr(sub_processor(self.processor, "audio"), "sampling_rate", None)
@@ -350,13 +375,6 @@ class HFChatModel:
             kwargs.update(audio_from_video_kwargs(self.processor, audio_sources, kwargs["videos_kwargs"]))
         inputs = self.processor(**kwargs)
         set_seconds_per_grid(inputs, fps, self.processor, self.family.seconds_per_grid if self.family else None)
-        inputs = inputs.to(self.model.device)
-        # Media features (pixel and audio arrays) in the weights' dtype: some encoders do not cast them (Audio
-        # Flamingo 3's audio tower in bf16 fails on float32 features). 1-D floats such as seconds per grid stay
-        # in float32: they feed the rotary positions.
-        for key, value in inputs.items():
-            if torch.is_floating_point(value) and value.dim() > 1:
-                inputs[key] = value.to(self.model.dtype)
         return inputs
 
     def _text_kwargs(self) -> dict[str, Any]:

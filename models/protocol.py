@@ -128,6 +128,17 @@ class NextTokenScorer(Protocol):
 
 
 @runtime_checkable
+class PreparesAhead(Protocol):
+    """An adapter whose per-call input work (the processor) can run before `generate` asks for it, on another
+    thread, while the model works on the call before (the harness's look-ahead)."""
+
+    def prepare_ahead(self, conversations: list[Conversation]) -> None:
+        """Make now what `generate(conversations, ...)` will need; nothing is raised here (a failure is raised by
+        the `generate` call that meets it)."""
+        ...
+
+
+@runtime_checkable
 class KLGuidedDecoder(Protocol):
     """An adapter that decodes with VDGD's KL-guided rule (models/kl_guided.py): it needs the logits at each step."""
 
