@@ -76,7 +76,8 @@ def register(subparsers: argparse._SubParsersAction, summary: str) -> None:
                          "REPO_ID`)")
     p.add_argument("--dry-run", "--dry_run", dest="dry_run", action="store_true",
                    help="check everything and print the plan (items, media, model calls, what a resume would redo) "
-                        "without loading the model; from Python: hallubench.plan(...)")
+                        "without loading the model (not with --from-outputs: a re-score loads no model and has no "
+                        "plan); from Python: hallubench.plan(...)")
     add_lm_eval_arguments(p)
     p.set_defaults(func=handle)
 

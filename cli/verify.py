@@ -25,29 +25,25 @@ def register(subparsers: argparse._SubParsersAction, summary: str) -> None:
     p.set_defaults(func=handle)
 
 
-def _printable(text: str) -> str:
-    """`text` with its control characters (a terminal escape in a sample id) shown as Python escapes."""
-    return "".join(char if char.isprintable() else ascii(char)[1:-1] for char in text)
-
-
 def handle(args: argparse.Namespace) -> int:
     from hallubench.errors import VerdictMismatchError
     from hallubench.harness.command import rescore_hint
     from hallubench.harness.verify import verify_run
+    from hallubench.markup import escape_terminal
 
     checks = verify_run(args.run_dir)
     for check in checks:
-        name = _printable(f"{check.task} ({check.metric or 'no metric'})")
+        name = escape_terminal(f"{check.task} ({check.metric or 'no metric'})")
         if not check.has_verdicts:
             print(f"{name}: no per-answer verdicts (its metric gives none); counts checked against the parser")
         for difference in check.differences:
-            print(f"{name}: DIFFERS: {_printable(difference)}")
+            print(f"{name}: DIFFERS: {escape_terminal(difference)}")
         if not check.differences:
             print(f"{name}: {check.samples} samples; {len(check.checked)} values equal results.json")
     differing = [f"{check.task} ({check.metric})" for check in checks if check.differences]
     if differing:
         raise VerdictMismatchError(f"{args.run_dir}/results.json differs from its verdicts in "
-                                   f"{', '.join(map(_printable, differing))}; re-score the folder with "
+                                   f"{', '.join(map(escape_terminal, differing))}; re-score the folder with "
                                    f"{rescore_hint(args.run_dir)}")
     print(f"{args.run_dir}: the verdicts of {len(checks)} tasks re-aggregate to results.json")
     return 0

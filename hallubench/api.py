@@ -69,12 +69,17 @@ def run_options(*, model: str | None = None, model_args: str | Mapping[str, Any]
                       include=[include] if isinstance(include, str) else list(include or []))
 
 
-def plan(**options: Any):
+def plan(*, from_outputs: str | Path | None = None, **options: Any):
     """The checked plan of a run (harness/preflight.RunPlan): its tasks, rows, media, model calls and what a resume
-    of its run folder would redo; nothing is loaded. Takes `run`'s keywords (not `from_outputs` or `push_to_hub`);
-    `str(plan.summary())` is what `hallubench run --dry-run` prints."""
+    of its run folder would redo; nothing is loaded. Takes `run`'s keywords (not `push_to_hub`); `from_outputs` is
+    refused, as `hallubench run --dry-run --from-outputs` is: a re-score has no plan. `str(plan.summary())` is what
+    `hallubench run --dry-run` prints."""
     from hallubench.harness.preflight import make_plan
 
+    if from_outputs is not None:
+        raise ConfigError(f"--dry-run cannot be combined with --from-outputs {from_outputs}: re-scoring saved outputs "
+                          "loads no model and generates nothing, so there is no plan to print; drop --dry-run to "
+                          "re-score the folder")
     return make_plan(run_options(**options))
 
 
@@ -83,11 +88,14 @@ def run(*, from_outputs: str | Path | None = None, push_to_hub: str | None = Non
     """Evaluate a model on benchmark tasks, as `hallubench run`; returns the Results (`.to_dict()` is
     results.json, `.tasks[name]` each task's scores and counts), or None on a process that is not the main one
     of an `accelerate launch`. `from_outputs=RUN_DIR` re-scores a run folder's saved outputs without the model;
-    `dry_run=True` returns the plan instead (`plan`); `push_to_hub=REPO_ID` then publishes the run folder.
+    `dry_run=True` returns the plan instead (`plan`; refused with `from_outputs`); `push_to_hub=REPO_ID` then
+    publishes the run folder.
 
     Keywords (each `hallubench run` flag): model, model_args, tasks, output_dir, data_dir, limit, seed, batch_size,
     gen_kwargs, num_samples, modality, num_frames, fps, max_frames, device, dtype, task_args, helpers, perturb,
     answer_probs, include; see `hallubench run --help`."""
+    if dry_run:
+        return plan(from_outputs=from_outputs, **options)
     if from_outputs is not None:
         from hallubench.harness.rescore import rescore
 
@@ -97,9 +105,7 @@ def run(*, from_outputs: str | Path | None = None, push_to_hub: str | None = Non
         from hallubench.harness.preflight import make_plan
         from hallubench.harness.runner import run as run_checked
 
-        checked = make_plan(run_options(**options), resume=dry_run)
-        if dry_run:
-            return checked
+        checked = make_plan(run_options(**options), resume=False)  # the runner reads the folder under its lock
         results, run_dir = run_checked(checked), checked.options.output_dir
     if results is not None and push_to_hub and not every_sample_failed(results):
         from hallubench.publish.runs import publish_run

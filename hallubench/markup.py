@@ -1,6 +1,7 @@
-"""The one escaping helper for everything hallubench writes as markdown or HTML (dataset cards, leaderboards,
-the viewer). A name, answer or id we did not write (a model id, a run-folder name, a model's output) is text:
-it can add no heading, table cell, link, line or tag."""
+"""The one escaping helper for everything hallubench writes as markdown, HTML or a terminal line (dataset cards,
+leaderboards, the viewer, `verify` and `rank` output). A name, answer or id we did not write (a model id, a
+run-folder name, a model's output) is text: it can add no heading, table cell, link, line or tag, and send no
+control character to a terminal or a page."""
 from __future__ import annotations
 
 import html
@@ -11,11 +12,33 @@ import re
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()|~!])")
 _LINE_START = re.compile(r"^([#+\-=]|\d+(?=[.)]))")
 _LINE_BREAKS = re.compile(r"[\r\n\u2028\u2029\x0b\x0c\x85]+")
+# Unicode category Cc (C0, DEL and C1) but newline and tab: what a page shows as escapes.
+_PAGE_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def _python_escape(char: str) -> str:
+    return ascii(char)[1:-1]  # "\x1b", "\n", "\u202e": the escape a Python string literal would use
+
+
+def escape_terminal(text: object) -> str:
+    """Text as one terminal line: every character Python does not print (controls, line breaks, bidi and other
+    format characters, spaces other than " ") is shown as its Python escape, so the text can start no line, move
+    no cursor, change no colour and reorder nothing after it. Nothing is escaped for markdown or HTML: a terminal
+    shows `\\_` and `&lt;` as they are."""
+    line = str(text)
+    return line if line.isprintable() else "".join(char if char.isprintable() else _python_escape(char)
+                                                   for char in line)
+
+
+def escape_page_controls(text: object) -> str:
+    """Text for a page with its control characters (a bell, an escape, a NUL from a model's output) shown as
+    Python escapes, seen rather than put raw into the page; newlines and tabs stay (a model's answer keeps its
+    lines), and so do format characters, which join emoji and shape scripts. HTML escaping is the template's."""
+    return _PAGE_CONTROLS.sub(lambda match: _python_escape(match.group()), str(text))
 
 
 def one_line(text: object) -> str:
-    """Text as one plain line, for the terminal: line breaks fold to one space, nothing is escaped (a terminal
-    shows `\\_` and `&lt;` as they are, so what is printed is never escaped for markdown or HTML)."""
+    """Text as one line of markdown before it is escaped: line breaks fold to one space."""
     return _LINE_BREAKS.sub(" ", str(text)).strip()
 
 

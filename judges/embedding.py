@@ -44,8 +44,11 @@ class EmbeddingJudge(BaseJudge):
         super().__init__()
         from sentence_transformers import SentenceTransformer
 
+        from hallubench.models.hf_loading import refusing_pickled_code
+
         folder = str(model_dir) if model_dir is not None else bundled_model_dir()
-        self.model = SentenceTransformer(folder, device=device, local_files_only=True)
+        with refusing_pickled_code(folder):
+            self.model = SentenceTransformer(folder, device=device, local_files_only=True)
         self.batch_size = batch_size
         self.language = language
         self.splitter = sentence_backend(language, sentence_splitter)

@@ -53,8 +53,11 @@ class NLIJudge(BaseJudge):
         """Load an MNLI checkpoint (Hub id or folder) with AutoModelForSequenceClassification."""
         from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
+        from hallubench.models.hf_loading import refusing_pickled_code
+
         tokenizer = AutoTokenizer.from_pretrained(name_or_path)
-        model = AutoModelForSequenceClassification.from_pretrained(name_or_path).to(device)
+        with refusing_pickled_code(name_or_path):
+            model = AutoModelForSequenceClassification.from_pretrained(name_or_path).to(device)
         kwargs.setdefault("name", str(name_or_path))
         return cls(model, tokenizer, **kwargs)
 

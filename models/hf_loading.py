@@ -1,9 +1,13 @@
 """Loading a transformers checkpoint for the hf adapter: its family and Auto class, dtype and attention kernel,
-processor, weights, and an id of the weights for the adapter's fingerprint."""
+processor, weights, and an id of the weights for the adapter's fingerprint; and the refusal of pickled code in a
+checkpoint's weights, which the judges' checkpoint loads share."""
 from __future__ import annotations
 
 import hashlib
+import os
 import pickle
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -84,6 +88,22 @@ def is_text_only(family: Family | None, auto_class: str) -> bool:
 PICKLED = (".bin", ".pt", ".pth", ".pkl", ".ckpt")  # weight files torch.load unpickles
 
 
+@contextmanager
+def refusing_pickled_code(path: str | os.PathLike) -> Iterator[None]:
+    """Around any load of the checkpoint `path` (the hf adapter's, the NLI and embedding judges'): torch's
+    weights_only load meeting a pickled object that is no tensor (code) becomes UnsafeCheckpointError naming the
+    checkpoint and its pickled files, in one line."""
+    try:
+        yield
+    except pickle.UnpicklingError:
+        folder = Path(path)
+        pickled = sorted(p.name for p in folder.glob("*") if p.suffix in PICKLED) if folder.is_dir() else []
+        raise UnsafeCheckpointError(
+            f"{path}: its weights{' (' + ', '.join(pickled) + ')' if pickled else ''} are pickled and hold objects "
+            "other than tensors, which loading them would run as code; they are refused unread. Use a checkpoint "
+            "saved as .safetensors (save_pretrained's default)") from None
+
+
 def load_model(path: str, config: Any, family: Family | None, auto_class: str, **kwargs: Any) -> torch.nn.Module:
     """`from_pretrained` with the family's class; a family `part` (a full Omni checkpoint's thinker) loads only
     that part, from its sub-config."""
@@ -91,14 +111,8 @@ def load_model(path: str, config: Any, family: Family | None, auto_class: str, *
 
     if family is not None and family.part and getattr(config, family.part, None) is not None:
         config = getattr(config, family.part)
-    try:
+    with refusing_pickled_code(path):
         return getattr(tf, auto_class).from_pretrained(path, config=config, **kwargs)
-    except pickle.UnpicklingError:  # torch's weights_only load met a pickled object that is no tensor: code
-        pickled = sorted(p.name for p in Path(path).glob("*") if p.suffix in PICKLED) if Path(path).is_dir() else []
-        raise UnsafeCheckpointError(
-            f"{path}: its weights{' (' + ', '.join(pickled) + ')' if pickled else ''} are pickled and hold objects "
-            "other than tensors, which loading them would run as code; they are refused unread. Use a checkpoint "
-            "saved as .safetensors (save_pretrained's default)") from None
 
 
 WEIGHT_SAMPLE_BYTES = 1 << 20

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hallubench.markup import escape_markdown, one_line
+from hallubench.markup import escape_markdown, escape_terminal
 from hallubench.ranking.intervals import board_uncertainty
 
 
@@ -79,8 +79,9 @@ class Ranking:
         counters. As markdown (leaderboard.md, and the Hub card on `rank --push-to-hub`) every name from the run
         folders (run and board names, notes, judge errors) is escaped (hallubench/markup.py): none can add a
         heading, table cell, link or tag. `markdown=False` is the terminal's plain text: the same lines with no
-        escapes, emphasis or heading marks (a terminal renders none of them)."""
-        escape, strong, heading_mark = (escape_markdown, "**", "### ") if markdown else (one_line, "", "")
+        markdown escapes, emphasis or heading marks (a terminal renders none of them), names' control characters
+        shown as escapes."""
+        escape, strong, heading_mark = (escape_markdown, "**", "### ") if markdown else (escape_terminal, "", "")
         notice = self.mini_notice(escape)
         lines = [f"{strong}{notice}{strong}", ""] if notice else []
         for board in self.boards:  # board names are hallubench's own (task names), not the run folders'

@@ -92,3 +92,13 @@ def test_a_hostile_run_folder_name_adds_nothing_to_the_leaderboard(name):
     _no_tags(table)
     rows = [line for line in table.splitlines() if line.startswith("| ") and re.match(r"\| \d", line)]
     assert len(rows) == 2 and all(len(re.findall(r"(?<!\\)\|", row)) == 9 for row in rows)
+
+
+def test_a_run_folder_name_with_control_characters_reaches_the_terminal_as_escapes():
+    """The terminal table (`rank`'s output) shows a name's escape sequence and line breaks as Python escapes: the
+    name can neither clear the screen nor start a line; the markdown escapes the terminal cannot render stay out."""
+    name = "run\x1b[2J\nx_y"
+    plain = _ranking(["run-a", "run-b"]).table(markdown=False)
+    table = _ranking([name, "run-b"]).table(markdown=False)
+    assert "\x1b" not in table and table.count("\n") == plain.count("\n")
+    assert "| 1 | run\\x1b[2J\\nx_y |" in table  # as the name is, no markdown backslash before `_`

@@ -207,3 +207,22 @@ def test_run_through_python_equals_the_command_line(tiny_checkpoint, mini_datase
     assert results.tasks["cmm"].n_selected == 2 and results.tasks["cmm"].metrics == from_api["metrics"]
     for key in ("metrics", "verdicts", "n_scored", "n_errors", "groups", "dataset"):
         assert from_api[key] == from_cli[key], key
+
+
+def test_a_dry_run_of_a_rescore_is_refused_in_one_line_by_both_and_touches_nothing(tmp_path, capsys):
+    """--from-outputs loads no model and generates nothing, so --dry-run has no plan to print: the command line,
+    `hallubench.run(dry_run=True, from_outputs=...)` and `hallubench.plan(from_outputs=...)` say so the same way,
+    before reading the folder."""
+    folder = tmp_path / "run"
+    folder.mkdir()
+    (folder / "results.json").write_text("{}")
+    said = "--dry-run cannot be combined with --from-outputs"
+    assert cli.main(["run", "--from-outputs", str(folder), "--dry-run"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert said in err and str(folder) in err and "\n" not in err and "Traceback" not in err
+    for refused in (lambda: hallubench.run(from_outputs=folder, dry_run=True),
+                    lambda: hallubench.plan(from_outputs=folder, tasks="cmm")):
+        with pytest.raises(ConfigError, match=said) as caught:
+            refused()
+        assert str(caught.value) in err
+    assert [path.name for path in folder.iterdir()] == ["results.json"] and (folder / "results.json").read_text() == "{}"

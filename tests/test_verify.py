@@ -128,3 +128,12 @@ def test_a_forged_record_verdict_keeps_the_digest_and_is_named(run_dir, tmp_path
     assert any(wrong["id"] in line and "samples.jsonl" in line for line in found)
     assert main(["verify", str(folder)]) == 1
     assert wrong["id"] in capsys.readouterr().out
+
+
+def test_a_sample_id_with_control_characters_is_printed_as_escapes(edited, capsys):
+    """An id in results.json is data: a terminal escape or newline in it is shown as a Python escape, not sent."""
+    folder = edited(lambda t: t["verdicts"].update({"p\x1b[2J\nx": {"verdict": "correct", "reading": "yes"}}))
+    assert main(["verify", str(folder)]) == 1
+    out = capsys.readouterr().out
+    assert "p\\x1b[2J\\nx: correct ('yes') in results.json, none now" in out and "\x1b" not in out
+    assert all(line.startswith("toybench (pa_hr): ") for line in out.splitlines())

@@ -12,7 +12,6 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
-import unicodedata
 from pathlib import Path
 from typing import Iterable, Sequence
 
@@ -25,6 +24,7 @@ from hallubench.harness.command import command_line
 from hallubench.harness import store
 from hallubench.harness.command import rescore_hint
 from hallubench.harness.atomic import replace_folder
+from hallubench.markup import escape_page_controls
 from hallubench.view.about import about_context
 from hallubench.view.board import board_context, ranking_columns
 from hallubench.view.downloads import write_downloads
@@ -44,17 +44,10 @@ MEDIA_SUFFIXES = {".mp4": "video", ".webm": "video", ".mkv": "video", ".mov": "v
                   ".png": "image", ".jpg": "image", ".jpeg": "image", ".gif": "image", ".webp": "image"}
 
 
-def visible(text: str) -> str:
-    """`text` with its control characters (a bell, an escape, a NUL from a model's output) written as escapes
-    (\\x07), so they are seen rather than put raw into the page; newlines and tabs stay."""
-    return "".join(ascii(char)[1:-1] if unicodedata.category(char) == "Cc" and char not in "\n\t" else char
-                   for char in text)
-
-
 def _shown(value: object) -> object:
     """Every value a template prints: plain text with its control characters made visible (markup the templates
     made, such as `tojson`, is left alone: JSON escapes them itself)."""
-    return visible(value) if isinstance(value, str) and not isinstance(value, markupsafe.Markup) else value
+    return escape_page_controls(value) if isinstance(value, str) and not isinstance(value, markupsafe.Markup) else value
 
 
 def environment() -> jinja2.Environment:

@@ -264,28 +264,53 @@ def test_a_results_part_of_the_wrong_kind_is_named(tmp_path):
             Results.from_dict(data)
 
 
-def test_a_pickled_checkpoint_holding_code_is_refused_unread(tiny_checkpoint, tmp_path):
+def pickle_code_into(folder: Path, marker: Path) -> None:
+    """Make the checkpoint `folder`'s weights a pytorch_model.bin whose pickle also holds code (it would touch
+    `marker`), in place of its .safetensors."""
     import torch
     from safetensors.torch import load_file
-
-    from hallubench.errors import UnsafeCheckpointError
-    from hallubench.models.hf import HFChatModel
-
-    folder = tmp_path / "ckpt"
-    shutil.copytree(tiny_checkpoint("llama"), folder)
-    weights = next(folder.glob("*.safetensors"))
-    marker = tmp_path / "ran"
 
     class Code:
         def __reduce__(self):
             return (os.system, (f"touch {marker}",))
 
+    weights = next(folder.glob("*.safetensors"))
     torch.save({**load_file(weights), "x": Code()}, folder / "pytorch_model.bin")
     weights.unlink()
+
+
+def test_a_pickled_checkpoint_holding_code_is_refused_unread(tiny_checkpoint, tmp_path):
+    from hallubench.errors import UnsafeCheckpointError
+    from hallubench.models.hf import HFChatModel
+
+    folder = tmp_path / "ckpt"
+    shutil.copytree(tiny_checkpoint("llama"), folder)
+    pickle_code_into(folder, tmp_path / "ran")
     with pytest.raises(UnsafeCheckpointError) as err:
         HFChatModel(str(folder), dtype="float32")
     assert_refused(err.value, "pytorch_model.bin")
-    assert not marker.exists()
+    assert not (tmp_path / "ran").exists()
+
+
+@pytest.mark.parametrize("kind, folder_key", [("nli", "pretrained"), ("embedding", "model_dir")])
+def test_the_judges_refuse_a_pickled_checkpoint_holding_code_as_the_adapter_does(kind, folder_key, tmp_path,
+                                                                                  monkeypatch):
+    """`--judge nli` and `--judge embedding` on a local folder (a tiny BERT classifier; sentence-transformers reads
+    a plain transformers folder with mean pooling) whose weights pickle code: the adapter's named one-line error,
+    naming the folder and its file, and the code never runs."""
+    from nli_support import make_tiny_nli
+
+    from hallubench.errors import UnsafeCheckpointError
+    from hallubench.ranking.judging import make_judge
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    folder = make_tiny_nli(tmp_path / "judge-ckpt")
+    pickle_code_into(folder, tmp_path / "ran")
+    with pytest.raises(UnsafeCheckpointError) as err:
+        make_judge(kind, {folder_key: str(folder)})
+    assert_refused(err.value, "pytorch_model.bin")
+    assert str(err.value).startswith(f"{folder}: its weights (pytorch_model.bin) are pickled")
+    assert not (tmp_path / "ran").exists()
 
 
 def test_did_you_mean_finds_short_names_and_unknown_model_arguments(capsys):
