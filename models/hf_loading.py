@@ -1,6 +1,6 @@
 """Loading a transformers checkpoint for the hf adapter: its family and Auto class, dtype and attention kernel,
 processor, weights, and an id of the weights for the adapter's fingerprint; and the refusal of pickled code in a
-checkpoint's weights, which the judges' checkpoint loads share."""
+checkpoint's weights, which every other checkpoint load shares (judges, search embedder, vision tools)."""
 from __future__ import annotations
 
 import hashlib
@@ -90,9 +90,9 @@ PICKLED = (".bin", ".pt", ".pth", ".pkl", ".ckpt")  # weight files torch.load un
 
 @contextmanager
 def refusing_pickled_code(path: str | os.PathLike) -> Iterator[None]:
-    """Around any load of the checkpoint `path` (the hf adapter's, the NLI and embedding judges'): torch's
-    weights_only load meeting a pickled object that is no tensor (code) becomes UnsafeCheckpointError naming the
-    checkpoint and its pickled files, in one line."""
+    """Around every load of a user-given checkpoint `path` (the hf adapter's, the NLI and embedding judges', the
+    search adapter's embedder, the vision tools'): torch's weights_only load meeting a pickled object that is no
+    tensor (code) becomes UnsafeCheckpointError naming the checkpoint and its pickled files, in one line."""
     try:
         yield
     except pickle.UnpicklingError:

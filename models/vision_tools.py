@@ -72,8 +72,11 @@ class GroundingDino:
                  text_threshold: float = 0.25):
         from transformers import AutoModelForZeroShotObjectDetection, AutoProcessor
 
+        from hallubench.models.hf_loading import refusing_pickled_code
+
         self.processor = AutoProcessor.from_pretrained(model, revision=revision)
-        self.model = AutoModelForZeroShotObjectDetection.from_pretrained(model, revision=revision).to(device).eval()
+        with refusing_pickled_code(model):
+            self.model = AutoModelForZeroShotObjectDetection.from_pretrained(model, revision=revision).to(device).eval()
         self.device, self.box_threshold, self.text_threshold = device, box_threshold, text_threshold
         self.name = f"grounding_dino:{model}"
         self.fingerprint = f"grounding_dino:{model}@{revision or 'main'}:{box_threshold}:{text_threshold}"
@@ -116,9 +119,12 @@ class SceneTextReader:
                  text_threshold: float = 0.25, area_threshold: float = 0.001, max_new_tokens: int = 32):
         from transformers import AutoModelForImageTextToText, AutoProcessor
 
+        from hallubench.models.hf_loading import refusing_pickled_code
+
         self.detector = GroundingDino(detector, device=device)
         self.processor = AutoProcessor.from_pretrained(model, revision=revision)
-        self.model = AutoModelForImageTextToText.from_pretrained(model, revision=revision).to(device).eval()
+        with refusing_pickled_code(model):
+            self.model = AutoModelForImageTextToText.from_pretrained(model, revision=revision).to(device).eval()
         self.device, self.caption, self.max_new_tokens = device, caption, max_new_tokens
         self.box_threshold, self.text_threshold, self.area_threshold = box_threshold, text_threshold, area_threshold
         self.name = f"scene_text:{model}"

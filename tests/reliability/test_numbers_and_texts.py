@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings, strategies as st
 
+from hallubench import models
 from hallubench.cli.main import build_parser, main
 from hallubench.cli.run import build_options
 from hallubench.config import PluginConfig, number_range, read_yaml, takes_number
@@ -32,6 +33,7 @@ from hallubench.harness.results_schema import GroupResult, Results, TaskResult, 
 from hallubench.judges.configs import ChatJudgeArgs
 from hallubench.models.protocol import GenerationSettings
 from hallubench.registry import JUDGES, MODELS
+from hallubench.testing.tiny_tools import make_tiny_grounding_dino, make_tiny_trocr
 
 HOSTILE = ["nan", "inf", "-inf", "1e309", "-1", str(10 ** 400)]
 ONE_LINE = 400  # characters: an error is a line a person reads, whatever value it quotes
@@ -292,22 +294,54 @@ def test_a_pickled_checkpoint_holding_code_is_refused_unread(tiny_checkpoint, tm
     assert not (tmp_path / "ran").exists()
 
 
-@pytest.mark.parametrize("kind, folder_key", [("nli", "pretrained"), ("embedding", "model_dir")])
-def test_the_judges_refuse_a_pickled_checkpoint_holding_code_as_the_adapter_does(kind, folder_key, tmp_path,
-                                                                                  monkeypatch):
-    """`--judge nli` and `--judge embedding` on a local folder (a tiny BERT classifier; sentence-transformers reads
-    a plain transformers folder with mean pooling) whose weights pickle code: the adapter's named one-line error,
-    naming the folder and its file, and the code never runs."""
+def _judge(kind: str, key: str):
+    def load(folder: Path, tmp_path: Path):
+        from hallubench.ranking.judging import make_judge
+
+        return make_judge(kind, {key: str(folder)})
+    return load
+
+
+def _search(folder: Path, tmp_path: Path):
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("The cat sat on the mat.\n", encoding="utf-8")
+    return models.get_model("search", model=str(corpus), embedder=str(folder))
+
+
+def _scene_text(folder: Path, tmp_path: Path):
+    detector = make_tiny_grounding_dino(tmp_path / "detector")  # safe: the refusal must be the OCR model's
+    return models.get_model("scene_text", model=str(folder), detector=str(detector))
+
+
+def _tiny_nli(folder: Path) -> Path:
     from nli_support import make_tiny_nli
 
+    return make_tiny_nli(folder)
+
+
+# Every load of a user-given checkpoint outside the hf adapter: (make the folder, load it as the user would).
+CHECKPOINT_LOADS = {
+    "nli judge": (_tiny_nli, _judge("nli", "pretrained")),
+    "embedding judge": (_tiny_nli, _judge("embedding", "model_dir")),  # sentence-transformers: mean pooling
+    "search embedder": (_tiny_nli, _search),
+    "grounding_dino tool": (make_tiny_grounding_dino,
+                            lambda folder, tmp_path: models.get_model("grounding_dino", model=str(folder))),
+    "scene_text tool's OCR model": (make_tiny_trocr, _scene_text),
+}
+
+
+@pytest.mark.parametrize("load", sorted(CHECKPOINT_LOADS))
+def test_every_other_checkpoint_load_refuses_pickled_code_as_the_adapter_does(load, tmp_path, monkeypatch):
+    """The judges, the search adapter's embedder and the vision tools, each given a local tiny folder whose weights
+    pickle code: the adapter's named one-line error, naming the folder and its file, and the code never runs."""
     from hallubench.errors import UnsafeCheckpointError
-    from hallubench.ranking.judging import make_judge
 
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    folder = make_tiny_nli(tmp_path / "judge-ckpt")
+    build, open_checkpoint = CHECKPOINT_LOADS[load]
+    folder = build(tmp_path / "ckpt")
     pickle_code_into(folder, tmp_path / "ran")
     with pytest.raises(UnsafeCheckpointError) as err:
-        make_judge(kind, {folder_key: str(folder)})
+        open_checkpoint(folder, tmp_path)
     assert_refused(err.value, "pytorch_model.bin")
     assert str(err.value).startswith(f"{folder}: its weights (pytorch_model.bin) are pickled")
     assert not (tmp_path / "ran").exists()
