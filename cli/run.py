@@ -71,7 +71,9 @@ def register(subparsers: argparse._SubParsersAction, summary: str) -> None:
                    help='yes/no tasks: also record P("yes") and P("no") of the reply\'s first token (one forward pass; '
                         "hf: next-token softmax over the words' token variants, openai: top-20 logprobs)")
     reads_folders(p.add_argument("--from-outputs", "--from_outputs", dest="from_outputs", type=Path,
-                                 help="re-score this run folder's saved outputs without loading the model"), "run")
+                                 help="re-score this run folder's saved outputs without loading the model, with the "
+                                      "options its run recorded: only --output-dir, --include and --push-to-hub "
+                                      "apply with it, any other run option is refused"), "run")
     add_push_argument(p, "then publish the run folder to this Hub dataset repo (as `hallubench publish RUN_DIR --repo "
                          "REPO_ID`)")
     p.add_argument("--dry-run", "--dry_run", dest="dry_run", action="store_true",

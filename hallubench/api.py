@@ -14,6 +14,7 @@ each command maps onto its function's parameters, names and defaults, so the two
 """
 from __future__ import annotations
 
+import inspect
 import logging
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -66,7 +67,12 @@ def run_options(*, model: str | None = None, model_args: str | Mapping[str, Any]
                       modality=modality, num_frames=num_frames, fps=fps, max_frames=max_frames, device=device,
                       dtype=dtype, task_args=_kv(task_args, "--task-args"), helpers=helpers or {},
                       perturb=[perturb] if isinstance(perturb, str) else perturb or {}, answer_probs=answer_probs,
-                      include=[include] if isinstance(include, str) else list(include or []))
+                      include=_specs(include))
+
+
+def _specs(include: str | Sequence[str] | None) -> list[str]:
+    """`include` as a list: one plug-in (a path may hold a comma) or several."""
+    return [include] if isinstance(include, str) else list(include or [])
 
 
 def plan(*, from_outputs: str | Path | None = None, **options: Any):
@@ -87,7 +93,9 @@ def run(*, from_outputs: str | Path | None = None, push_to_hub: str | None = Non
         dry_run: bool = False, **options: Any):
     """Evaluate a model on benchmark tasks, as `hallubench run`; returns the Results (`.to_dict()` is
     results.json, `.tasks[name]` each task's scores and counts), or None on a process that is not the main one
-    of an `accelerate launch`. `from_outputs=RUN_DIR` re-scores a run folder's saved outputs without the model;
+    of an `accelerate launch`. `from_outputs=RUN_DIR` re-scores a run folder's saved outputs without the model, with
+    the options its run recorded (of the keywords below it takes only output_dir and include: any other at other
+    than its default is a ConfigError naming it);
     `dry_run=True` returns the plan instead (`plan`; refused with `from_outputs`); `push_to_hub=REPO_ID` then
     publishes the run folder.
 
@@ -97,8 +105,12 @@ def run(*, from_outputs: str | Path | None = None, push_to_hub: str | None = Non
     if dry_run:
         return plan(from_outputs=from_outputs, **options)
     if from_outputs is not None:
+        refuse_what_a_rescore_ignores(from_outputs, options)
         from hallubench.harness.rescore import rescore
+        from hallubench.registry import include
 
+        for spec in _specs(options.get("include")):
+            include(spec)
         results = rescore(Path(from_outputs), options.get("output_dir"))
         run_dir = Path(options.get("output_dir") or from_outputs)
     else:
@@ -118,6 +130,32 @@ def run(*, from_outputs: str | Path | None = None, push_to_hub: str | None = Non
             if line:
                 log.info("%s", line)
     return results
+
+
+# What a re-score takes of run_options' keywords: where to write, and the plug-ins its tasks need (a run folder names
+# them, but it is data: they are not imported from it). Everything else is the folder's own, as its run recorded it.
+RESCORE_TAKES = ("output_dir", "include")
+NOTHING = (None, "", (), [], {})  # what a keyword that defaults to None or to nothing also takes to mean nothing
+
+
+def refuse_what_a_rescore_ignores(from_outputs: str | Path, options: Mapping[str, Any]) -> None:
+    """ConfigError naming, by flag, each option given with `from_outputs` (other than its default) that re-scoring
+    cannot apply: it scores the outputs saved with the model, tasks, samples and settings their run recorded.
+    TypeError for a keyword that is no option, as `run_options` raises."""
+    keywords = inspect.signature(run_options)
+    keywords.bind(**options)
+    ignored = [name for name, value in options.items() if name not in RESCORE_TAKES
+               and not _is_default(value, keywords.parameters[name].default)]
+    if ignored:
+        flags = ", ".join("--helper" if name == "helpers" else "--" + name.replace("_", "-") for name in ignored)
+        raise ConfigError(f"--from-outputs {from_outputs} re-scores the outputs saved there with the model, tasks, "
+                          f"samples and settings their run recorded (its results.json), so it cannot apply {flags}: "
+                          "drop them (with it only --output-dir, --include and --push-to-hub apply), or run without "
+                          "--from-outputs to generate with them")
+
+
+def _is_default(value: Any, default: Any) -> bool:
+    return value == default or (default in NOTHING and value in NOTHING)
 
 
 def every_sample_failed(results) -> bool:

@@ -226,3 +226,62 @@ def test_a_dry_run_of_a_rescore_is_refused_in_one_line_by_both_and_touches_nothi
             refused()
         assert str(caught.value) in err
     assert [path.name for path in folder.iterdir()] == ["results.json"] and (folder / "results.json").read_text() == "{}"
+
+
+# A value other than its default for each option of `run` that a re-score cannot apply (all but RESCORE_TAKES).
+NOT_DEFAULT = {"model": "hf", "model_args": "pretrained=x", "tasks": "pope", "data_dir": "mini", "limit": 2, "seed": 0,
+               "batch_size": 2, "gen_kwargs": "max_new_tokens=4", "num_samples": 0, "modality": "visual",
+               "num_frames": 2, "fps": 1.0, "max_frames": 4, "device": "cpu", "dtype": "float32",
+               "task_args": "k=5", "helpers": {"verifier": {"adapter": "hf"}}, "perturb": "image_blur=0,2",
+               "answer_probs": True}
+
+
+def test_every_run_option_a_rescore_cannot_apply_is_refused_by_flag_before_the_folder_is_read(tmp_path, capsys):
+    """--from-outputs scores the outputs with the options their run recorded: each other option, given with it at
+    anything but its default, is one ConfigError line naming its flag, from Python and from the command line,
+    and the folder is not touched (a results.json that is no results file would be an error once read)."""
+    assert set(NOT_DEFAULT) == set(inspect.signature(api.run_options).parameters) - set(api.RESCORE_TAKES)
+    folder = tmp_path / "run"
+    folder.mkdir()
+    (folder / "results.json").write_text("{}")
+    for name, value in NOT_DEFAULT.items():
+        flag = "--helper" if name == "helpers" else "--" + name.replace("_", "-")
+        with pytest.raises(ConfigError, match=f"cannot apply {flag}: drop them") as caught:
+            hallubench.run(from_outputs=folder, **{name: value})
+        assert str(folder) in str(caught.value) and "settings their run recorded (its results.json)" in str(caught.value)
+    with pytest.raises(ConfigError, match="cannot apply --tasks, --seed, --answer-probs: "):
+        hallubench.run(from_outputs=folder, tasks=["pope"], seed=0, answer_probs=True, output_dir=tmp_path / "out")
+    argv = ["run", "--from-outputs", str(folder), "--tasks", "pope", "--limit", "3", "--seed", "1234", "-o",
+            str(tmp_path / "out"), "--helper", "verifier", "adapter=hf", "--log-samples"]
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert "cannot apply --tasks, --limit, --helper: drop them" in err and "\n" not in err and "Traceback" not in err
+    assert [path.name for path in folder.iterdir()] == ["results.json"] and (folder / "results.json").read_text() == "{}"
+    assert not (tmp_path / "out").exists()
+    with pytest.raises(TypeError, match="taks"):  # a misspelt keyword is no option, as without from_outputs
+        hallubench.run(from_outputs=folder, taks="pope")
+
+
+def test_a_rescore_takes_defaults_given_outright_its_output_dir_and_include(mini_datasets, tmp_path, monkeypatch):
+    """Options given at their defaults (a --config file may hold them) are no reason to refuse; --output-dir and
+    --include apply, by both roads."""
+    from test_publish_hub import MODEL, ChatModelTestDouble
+
+    from hallubench import models
+
+    monkeypatch.setitem(models.MODELS, "test_double", ChatModelTestDouble)
+    run_dir = tmp_path / "run"
+    hallubench.run(model="test_double", model_args={"pretrained": MODEL}, tasks="cmm", data_dir=mini_datasets,
+                   output_dir=run_dir, limit=2, num_samples=1, num_frames=2)
+    plugin = tmp_path / "rescore_include_marker.py"  # a module name no other test takes
+    plugin.write_text("from pathlib import Path\nPath(__file__).with_suffix('.imported').touch()\n")
+    at_defaults = dict(seed=1234, batch_size=1, modality="audio-visual", num_frames=8, max_frames=32,
+                       answer_probs=False, model_args={}, tasks=None, helpers={}, limit=None)
+    results = hallubench.run(from_outputs=run_dir, output_dir=tmp_path / "api", include=str(plugin), **at_defaults)
+    assert results.run.from_outputs == str(run_dir) and (tmp_path / "api" / "results.json").is_file()
+    assert (tmp_path / "rescore_include_marker.imported").is_file()
+    argv = ["run", "--from-outputs", str(run_dir), "-o", str(tmp_path / "cli"), "--seed", "1234", "--batch-size", "1",
+            "--modality", "audio-visual", "--num-frames", "8", "--max-frames", "32"]
+    assert cli.main(argv) == 0
+    assert (json.loads((tmp_path / "cli" / "results.json").read_text())["tasks"]["cmm"]["metrics"]
+            == results.to_dict()["tasks"]["cmm"]["metrics"])
