@@ -6,7 +6,6 @@ the chart itself (`title_figure`, used by leaderboard.png too)."""
 from __future__ import annotations
 
 import textwrap
-import threading
 from pathlib import Path
 
 from hallubench.harness.results_schema import MOSTLY_UNREADABLE, GroupResult, Results
@@ -51,19 +50,14 @@ def title_figure(fig, title: str | None, mini: str | None) -> None:
 
 
 def pyplot():
-    """matplotlib's pyplot on the Agg backend (no display needed)."""
+    """matplotlib's pyplot on the Agg backend (no display needed). Its import takes half a second or more: a run
+    starts it in the background while the model works (harness/prefetch.in_background)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     return plt
-
-
-def load_in_background() -> None:
-    """Import matplotlib (half a second or more) on a second thread while the run generates, so that the chart at
-    the run's end does not wait for it; not a daemon: a process that ends first waits for the import to finish."""
-    threading.Thread(target=pyplot, name="hallubench-matplotlib").start()
 
 
 def plot_results(results: Results, path: Path) -> Path | None:

@@ -1,5 +1,6 @@
 """Work the model need not wait for, done beside it: the next batches' media decoded while the model generates
-(a bounded look-ahead), and each finished batch's records written while the next batch runs.
+(a bounded look-ahead), each finished batch's records written while the next batch runs, and one-off work the
+run's end needs (the chart library's import, the environment record) started early.
 
 Threads suffice: media decoding runs in the loaders' helper process and file writes wait on the disk, so neither
 holds the GIL long while the model's kernels run.
@@ -8,6 +9,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
+import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TypeVar
 
@@ -15,11 +17,26 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 
-def prefetched(items: Iterable[T], work: Callable[[T], R], depth: int = 2) -> Iterator[R]:
-    """`work(item)` for each item, in order, computed in one background thread at most `depth` items ahead of the
-    consumer (so at most `depth` batches of decoded media wait in memory). An error in `work` is raised when the
-    consumer reaches that item; leaving early cancels what has not started."""
-    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="hallubench-prefetch")
+def in_background(work: Callable[[], R]) -> Future[R]:
+    """`work()` started on a thread of its own; its Future gives the result (or raises its error). Not a daemon: a
+    process that ends first waits for it."""
+    future: Future[R] = Future()
+
+    def run() -> None:
+        try:
+            future.set_result(work())
+        except BaseException as err:  # handed to whoever asks for the result
+            future.set_exception(err)
+
+    threading.Thread(target=run, name="hallubench-background").start()
+    return future
+
+
+def prefetched(items: Iterable[T], work: Callable[[T], R], depth: int = 2, workers: int = 1) -> Iterator[R]:
+    """`work(item)` for each item, in order, computed by `workers` background threads at most `depth` items ahead
+    of the consumer (so at most `depth` batches of decoded media wait in memory). An error in `work` is raised when
+    the consumer reaches that item; leaving early cancels what has not started."""
+    pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="hallubench-prefetch")
     pending: deque[Future[R]] = deque()
     source = iter(items)
     try:

@@ -38,10 +38,10 @@ from hallubench.harness.media import check_model_accepts
 from hallubench.harness.options import AUTO, RunOptions
 from hallubench.models.configs import AUTO_MAX_BATCH
 from hallubench.errors import ConfigError, MixedRunFolderError, RunInterrupted
-from hallubench.harness.plot import PLOT, load_in_background, plot_results
+from hallubench.harness.plot import PLOT, plot_results, pyplot
 from hallubench.harness.plan import WorkItem, task_arguments
 from hallubench.harness.preflight import RunPlan, check_hub_checkpoint, helper_options, make_plan, model_arguments
-from hallubench.harness.prefetch import BackgroundWrites, prefetched
+from hallubench.harness.prefetch import BackgroundWrites, in_background, prefetched
 from hallubench.harness.rebuilt import reconcile
 from hallubench.harness.probes_plot import PROBES_PLOT, plot_probes
 from hallubench.harness.program import StepJournal, check_steps_accept, role_models, run_program_batch
@@ -179,7 +179,8 @@ def generate_all(model, helpers: dict[str, Any], batches: list[list[WorkItem]], 
 
     writes = BackgroundWrites()
     try:
-        for batch, ready in prefetched(batches, prepared):
+        # Two workers: one batch's media decode (in the decoding helper process) while another's processor runs.
+        for batch, ready in prefetched(batches, prepared, workers=2):
             records = run_program_batch(model, helpers, batch, options, journal) if ready is None \
                 else generate_batch(model, ready)
             writes.submit(lambda records=records: writer.append_all(records))
@@ -280,8 +281,9 @@ def _run_locked(checked: RunPlan, accelerator, started: str, t0: float) -> Resul
     writer = store.SampleWriter(store.rank_file(run_dir, accelerator.process_index))
     bar = tqdm(total=generated_here, desc="hallubench run", unit="sample", disable=not accelerator.is_main_process)
     t_gen = time.perf_counter()
-    if accelerator.is_main_process:
-        load_in_background()  # the chart's library, while the model works
+    if accelerator.is_main_process:  # while the model works: what the run's end needs that does not depend on it
+        in_background(pyplot)
+        recorded_environment = in_background(environment)
     try:
         generate_all(model, helpers, mine, options, journal, writer, bar.update)
     finally:
@@ -312,7 +314,7 @@ def _run_locked(checked: RunPlan, accelerator, started: str, t0: float) -> Resul
                            auto_batch_sizes=[entry["batch_size"] for entry in done] if options.batch_size == AUTO else [],
                            records_digest=scored_from)
         results = Results(tasks=score(tasks, records, totals, {task.name: options.task_args for task in tasks}),
-                          run=run_info, environment=environment(),
+                          run=run_info, environment=recorded_environment.result(),
                           model=ModelInfo(name=options.model, args=_options_dict(options)["model_args"],
                                           fingerprint=model.fingerprint))
         for name, planned in checked.tasks.items():

@@ -8,15 +8,17 @@ import pytest
 from hallubench.harness.prefetch import BackgroundWrites, prefetched
 
 
+@pytest.mark.parametrize("workers", [1, 2, 3])
 @pytest.mark.parametrize("depth", [1, 2, 5])
-def test_prefetched_keeps_order_and_works_at_most_depth_items_ahead(depth):
+def test_prefetched_keeps_order_and_works_at_most_depth_items_ahead(depth, workers):
     started, consumed = [], []
 
     def work(item):
         started.append(item)
+        time.sleep(0.005 * (item % 3))  # later items may finish first with several workers
         return item * 10
 
-    for result in prefetched(range(8), work, depth=depth):
+    for result in prefetched(range(8), work, depth=depth, workers=workers):
         time.sleep(0.01)  # the background thread runs ahead as far as it may
         assert len(started) - len(consumed) <= depth + 1  # the one handed over + at most `depth` waiting
         consumed.append(result)
@@ -75,3 +77,18 @@ def test_a_failed_write_stops_the_next_submit_and_keeps_the_earlier_ones():
         writes.submit(lambda: written.append(3))
         writes.close()
     assert written == [1]
+
+
+def test_in_background_runs_beside_the_caller_and_hands_over_its_result_or_its_error():
+    from hallubench.harness.prefetch import in_background
+
+    started = time.perf_counter()
+    sleepers = [in_background(lambda: time.sleep(0.2) or "done") for _ in range(3)]
+    assert [future.result() for future in sleepers] == ["done"] * 3
+    assert time.perf_counter() - started < 0.5  # side by side, not one after another
+
+    def fails():
+        raise OSError("disk full")
+
+    with pytest.raises(OSError, match="disk full"):
+        in_background(fails).result()
