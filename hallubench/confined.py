@@ -64,9 +64,9 @@ class Folder:
         """The name inside the folder of the absolute `path` (under the folder as given, or as resolved: one reached
         through a linked folder), for a caller that holds full paths; OutsideFolderError when it is under neither."""
         written = os.path.normpath(path)
-        for root in (os.path.abspath(self.given), str(self.root)) if os.path.isabs(written) else ():
+        for root in (os.path.abspath(self.given), str(self.root)):
             relative = Path(os.path.relpath(written, root)).as_posix()
-            if ".." not in PurePosixPath(relative).parts:
+            if os.path.isabs(written) and ".." not in PurePosixPath(relative).parts:
                 return relative
         raise OutsideFolderError(f"{path} is not inside {self.given}; a folder's files are read only inside it")
 
