@@ -2,22 +2,24 @@
 files and their rows. Every other module reads a dataset folder through this one (tests/reliability/
 test_untrusted_datasets.py walks the package to keep it so).
 
-A dataset folder is data we did not write. Every path it names stays inside it, by one rule
-(`safe_files.resolve_inside`, which row media keep too): the card file itself, and every `data_files` pattern of
-every config of the card's `configs:`, checked as written (no URL, no absolute path, no `..`) and again for every
-file it matches once links are followed (a Hub snapshot's links into its own blob store are inside). `datasets` is
-then handed the checked files explicitly, never the folder, whose card it would follow on its own.
+A dataset folder is data we did not write. Every path it names stays inside it, by the door's rule
+(hallubench/confined.py, `Folder(folder, hub_snapshot=True)`, which row media keep too): the card file itself, and
+every `data_files` pattern of every config of the card's `configs:`, checked as written (no URL, no absolute path, no
+`..`) and again for every file it matches once links are followed (a Hub snapshot's links into its own blob store
+are inside). `datasets` is then handed the checked files explicitly, never the folder, whose card it would follow on
+its own.
 """
 from __future__ import annotations
 
 import glob
+import os
 import re
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from hallubench.builders.safe_files import resolve_inside
 from hallubench.config import parse_yaml, read_text
-from hallubench.errors import ConfigError, DataFilesOutsideDatasetError, StaleRowsError
+from hallubench.confined import Folder
+from hallubench.errors import ConfigError, DataFilesOutsideDatasetError, OutsideFolderError, StaleRowsError
 
 CARD = "README.md"
 DEFAULT_SPLIT = "train"  # the split `datasets` gives data_files written without one
@@ -31,14 +33,15 @@ def dataset_file(folder: str | Path, name: str) -> Path | None:
     """The file `name` of the dataset folder (its card, eval.yaml), links followed; None when there is none.
     DataFilesOutsideDatasetError when it leads outside the folder."""
     try:
-        real = resolve_inside(name, folder)
+        real = Folder(folder, hub_snapshot=True).path(name)
+        os.stat(real)
+    except OutsideFolderError:
+        raise DataFilesOutsideDatasetError(f"{folder}: its {name} is a link to a file outside the dataset folder; a "
+                                           "dataset's files stay inside it. Copy the real file into the folder.") from None
     except FileNotFoundError:
         return None
-    except (OSError, RuntimeError) as err:
+    except OSError as err:  # a link loop
         raise DataFilesOutsideDatasetError(f"{folder}: its {name} cannot be resolved ({err})") from None
-    if real is None:
-        raise DataFilesOutsideDatasetError(f"{folder}: its {name} is a link to a file outside the dataset folder; a "
-                                           "dataset's files stay inside it. Copy the real file into the folder.")
     return real if real.is_file() else None
 
 
@@ -113,20 +116,21 @@ def hidden(path: str) -> bool:
 def matched_files(folder: Path, pattern: str, where: str) -> list[Path]:
     """The files `pattern` matches in `folder` (hidden ones only when it names them, as in `datasets`), each once
     links are followed inside it; DataFilesOutsideDatasetError naming the pattern and the file otherwise."""
-    files = []
+    files, door = [], Folder(folder, hub_snapshot=True)
     for path in sorted(folder.glob(pattern)):
         relative = path.relative_to(folder).as_posix()
         if hidden(relative) and not hidden(pattern):  # as `datasets` resolves a pattern
             continue
         try:
-            real = resolve_inside(relative, folder)
-        except (OSError, RuntimeError) as err:  # a link loop; a link to nothing
-            raise DataFilesOutsideDatasetError(f"{where}: data_files pattern {pattern!r} matches {relative}, which "
-                                               f"cannot be resolved ({err})") from None
-        if real is None:
+            real = door.path(relative)
+            os.stat(real)
+        except OutsideFolderError:
             raise DataFilesOutsideDatasetError(
                 f"{where}: data_files pattern {pattern!r} matches {relative}, a link to a file outside the dataset "
-                "folder; a dataset's data files stay inside it. Copy the real files into the folder or rebuild it.")
+                "folder; a dataset's data files stay inside it. Copy the real files into the folder or rebuild it.") from None
+        except OSError as err:  # a link loop; a link to nothing
+            raise DataFilesOutsideDatasetError(f"{where}: data_files pattern {pattern!r} matches {relative}, which "
+                                               f"cannot be resolved ({err})") from None
         if real.is_file():
             files.append(path)
     return files

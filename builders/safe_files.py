@@ -19,7 +19,8 @@ from typing import Any
 
 from PIL import Image
 
-from hallubench.errors import BuildError, MediaError, RowError, ShortMediaError
+from hallubench.confined import Folder
+from hallubench.errors import BuildError, MediaError, OutsideFolderError, RowError, ShortMediaError
 from hallubench.loaders.complete import check_complete
 from hallubench.loaders.image import MAX_IMAGE_PIXELS
 
@@ -31,7 +32,7 @@ _KINDS = ((stat.S_ISDIR, "directory"), (stat.S_ISFIFO, "FIFO (named pipe)"), (st
 
 def release_root(source: Path) -> Path:
     """The release folder as the user named it (not resolved: a release reached through a linked folder, such as
-    /data -> /mnt/lustre/data, is inside itself; resolve_inside compares both forms)."""
+    /data -> /mnt/lustre/data, is inside itself; the door's `name_of` takes both forms)."""
     return Path(os.path.abspath(source if source.is_dir() else source.parent))
 
 
@@ -39,36 +40,20 @@ def _within(path: Path, folder: Path) -> bool:
     return path == folder or folder in path.parents
 
 
-def resolve_inside(path: str | Path, root: str | Path) -> Path | None:
-    """`path` with every symlink followed, when it stays inside `root`; None when it leaves it.
-
-    `path` must name a place under `root` as written (no `..` climbing out, not absolute elsewhere) and lead
-    there once links are followed. The one exception is a huggingface_hub cache snapshot, whose files are links to
-    its repo's `blobs/`: a link from inside a snapshot into that store counts as inside. A missing file is
-    FileNotFoundError, a symlink loop OSError/RuntimeError (the caller names them)."""
-    root = Path(os.path.abspath(root))
-    written, real_root = Path(os.path.normpath(root / path)), root.resolve()
-    if not (_within(written, root) or _within(written, real_root)):
-        return None  # said before the file is looked at: where it is, is nobody's business
-    real = written.resolve(strict=True)
-    if _within(real, real_root):
-        return real
-    snapshot = next((folder for folder in (real_root, *real_root.parents) if folder.parent.name == "snapshots"), None)
-    return real if snapshot is not None and _within(real, snapshot.parent.parent / "blobs") else None
-
-
 def regular_file_inside(path: Path, root: Path) -> Path:
-    """`path` resolved, if it is a regular file inside `root` (checked with stat, never opened); RowError if not."""
+    """`path` resolved, if it is a regular file inside `root` (checked with stat, never opened); RowError if not.
+    Inside is the door's rule (hallubench/confined.py), a release fetched from the Hub being a cache snapshot."""
+    door = Folder(root, hub_snapshot=True)
     try:
-        real = resolve_inside(os.path.abspath(path), root)  # relative to the working folder, not to `root`
+        real = door.path(door.name_of(os.path.abspath(path)))  # relative to the working folder, not to `root`
+        mode = os.stat(real).st_mode
+    except OutsideFolderError:
+        raise RowError(f"media file {path} is a link to {Path(path).resolve()}, outside the release; copy the real "
+                       "file into it") from None
     except FileNotFoundError:
         raise RowError(f"media file {path} is missing") from None
-    except (OSError, RuntimeError) as err:  # a symlink loop, a permission error on the way
+    except OSError as err:  # a symlink loop, a permission error on the way
         raise RowError(f"media file {path} cannot be resolved ({err})") from err
-    if real is None:
-        raise RowError(f"media file {path} is a link to {Path(path).resolve()}, outside the release; copy the real "
-                       "file into it")
-    mode = os.stat(real).st_mode
     if not stat.S_ISREG(mode):
         kind = next((name for test, name in _KINDS if test(mode)), "special file")
         raise RowError(f"media file {path} is a {kind}, not a regular file")

@@ -40,7 +40,8 @@ def register(subparsers: argparse._SubParsersAction, summary: str) -> None:
                                                   "correlations with them to each board")
     p.add_argument("--reference-higher-is-better", action="store_true", help="higher reference scores are better")
     p.add_argument("--data-dir", "--data_dir", dest="data_dir", type=Path,
-                   help="the built datasets the runs read, when not where their results.json says (for the media)")
+                   help="the built datasets the runs read, whose media the site shows (the folder a results.json names is "
+                        "data: read only when given here)")
     p.add_argument("--serve", action="store_true", help="then serve the site on http://127.0.0.1:PORT/")
     p.add_argument("--port", type=number(Port[int]), default=8000, help="port for --serve (default 8000; 0 picks a free one)")
     p.add_argument("--push-to-hub", metavar="SPACE_ID", help="upload the site as a static Hugging Face Space")

@@ -8,6 +8,12 @@ bound is a `FileTooLargeError`, found from its size before a byte is read (and t
 a file that grows meanwhile). The final open is `O_NOFOLLOW` on the resolved path, so a link swapped in after the
 check is refused by the kernel rather than followed.
 
+A dataset folder fetched from the Hub is a snapshot of huggingface_hub's cache, whose files are links into its repo's
+blob store (`<cache>/datasets--owner--name/snapshots/<revision>/file -> ../../blobs/<hash>`). `Folder(root,
+hub_snapshot=True)` admits exactly that link too: when the folder lies in such a snapshot, a file that is ONE link
+straight to a plain file directly in that same repo's `blobs/` (not a chain through anywhere else, not another
+repo's blobs) is inside. Nothing else about the folder changes.
+
 A record that names another folder (a ranking's `runs`) is data too: `given_folder` accepts it only when the user
 named the same folder (on the command line), and otherwise says which argument to add.
 """
@@ -35,9 +41,34 @@ def _size(size: int) -> str:
 class Folder:
     """A folder we did not write, read only through its relative file names."""
 
-    def __init__(self, root: Path | str):
+    def __init__(self, root: Path | str, *, hub_snapshot: bool = False):
         self.given = Path(root)
         self.root = Path(os.path.realpath(self.given))
+        self.blobs = hub_blobs(self.root) if hub_snapshot else None
+
+    def _inside(self, real: Path) -> bool:
+        return real == self.root or self.root in real.parents
+
+    def _blob(self, link: Path) -> Path | None:
+        """The blob `link` (a path under the folder) is a link straight to, when the folder is a Hub cache snapshot
+        (`hub_snapshot`) and that blob is a plain file directly in the snapshot's own repo's blobs/; else None."""
+        if self.blobs is None or not link.is_symlink():
+            return None
+        parent = Path(os.path.realpath(link.parent))  # a link is relative to the folder it is in
+        if not self._inside(parent):
+            return None
+        target = Path(os.path.normpath(parent / os.readlink(link)))
+        return target if target.parent == self.blobs and os.path.realpath(target) == str(target) else None
+
+    def name_of(self, path: str | os.PathLike) -> str:
+        """The name inside the folder of the absolute `path` (under the folder as given, or as resolved: one reached
+        through a linked folder), for a caller that holds full paths; OutsideFolderError when it is under neither."""
+        written = os.path.normpath(path)
+        for root in (os.path.abspath(self.given), str(self.root)):
+            relative = Path(os.path.relpath(written, root)).as_posix()
+            if os.path.isabs(written) and ".." not in PurePosixPath(relative).parts:
+                return relative
+        raise OutsideFolderError(f"{path} is not inside {self.given}; a folder's files are read only inside it")
 
     def path(self, name: str | os.PathLike) -> Path:
         """The real path of the file `name` (relative to the folder) names; OutsideFolderError if it is not inside."""
@@ -47,7 +78,7 @@ class Folder:
             raise OutsideFolderError(f"{self.given}: {text!r} is not the name of a file inside the folder (an absolute "
                                      "path or `..`); a folder's files are read only by their names inside it")
         real = Path(os.path.realpath(self.root / relative))
-        if real != self.root and self.root not in real.parents:
+        if not self._inside(real) and real != self._blob(self.root / relative):
             raise OutsideFolderError(f"{self.given / relative} leads outside {self.given} (a link to {real}); a "
                                      "folder's files are read only inside it: replace the link by the file itself")
         return real
@@ -132,6 +163,16 @@ class Folder:
                     yield from self._walk(Path(entry.path))
             elif self.is_file(name):
                 yield name
+
+
+def hub_blobs(root: Path) -> Path | None:
+    """The blobs/ folder of the huggingface_hub cache dataset repo in whose snapshot the real path `root` lies
+    (`.../datasets--owner--name/snapshots/<revision>/...`, as `huggingface_hub.constants` and `file_download` lay out
+    the cache); None when it lies in none."""
+    for folder in (root, *root.parents):
+        if folder.parent.name == "snapshots" and folder.parent.parent.name.startswith("datasets--"):
+            return folder.parent.parent / "blobs"
+    return None
 
 
 def given_folder(recorded: object, given: Iterable[Path | str], what: str, remedy: str) -> Path | None:

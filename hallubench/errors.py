@@ -118,8 +118,8 @@ class NotWholeError(ConfigError):
 
 class OutsideDatasetError(OutsideFolderError):
     """Something a dataset folder names leads outside it (an absolute path, `..`, a URL, a link out of it): a dataset
-    is data, and never makes a run read (and send) other files. builders/dataset_reader.py and
-    builders/safe_files.py's `resolve_inside` are the one rule every path a dataset names goes through."""
+    is data, and never makes a run read (and send) other files. builders/dataset_reader.py and the door
+    (hallubench/confined.py, with its `hub_snapshot` policy) are the one rule every path a dataset names goes through."""
 
 
 class DataFilesOutsideDatasetError(OutsideDatasetError):

@@ -7,6 +7,7 @@ window) for the samples log.
 """
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -16,17 +17,18 @@ from PIL import Image
 from hallubench.benchmarks.task import MediaSpec, Row, Task
 from hallubench.harness.options import RunOptions
 from hallubench.harness.perturb import Perturbation, perturb
-from hallubench.errors import ConfigError, MediaOutsideDatasetError, MediumRemovedError, MissingMediaError
+from hallubench.confined import Folder
+from hallubench.errors import (ConfigError, MediaOutsideDatasetError, MediumRemovedError, MissingMediaError,
+                               OutsideFolderError)
 from hallubench.loaders import load_audio, load_image, load_video
 from hallubench.models.protocol import AudioPart, ImagePart, Message, Part, TextPart, VideoPart
 
 
 def media_file(task: Task, row: Row, column: str, dataset_dir: Path) -> Path | None:
-    """The file `row[column]` names, symlinks followed, when it lies inside `dataset_dir` (a Hub dataset's files may
-    link into its cache's blob store); None for no file. MediaOutsideDatasetError naming the task, row, column and
-    path when it leads out of the folder: a dataset is data, and never makes a run read (and send) other files."""
-    from hallubench.builders.safe_files import resolve_inside  # here: the builders package imports datasets
-
+    """The file `row[column]` names, symlinks followed, when it lies inside `dataset_dir` by the door's rule
+    (hallubench/confined.py; a Hub dataset's snapshot files are links into its cache's blob store); None for no file.
+    MediaOutsideDatasetError naming the task, row, column and path when it leads out of the folder: a dataset is
+    data, and never makes a run read (and send) other files."""
     value = row[column]
     if value is None:
         return None
@@ -35,13 +37,14 @@ def media_file(task: Task, row: Row, column: str, dataset_dir: Path) -> Path | N
     if not isinstance(value, str):
         raise MediaOutsideDatasetError(f"{where} is not a path string. {fix}")
     try:
-        real = resolve_inside(value, dataset_dir)
+        real = Folder(dataset_dir, hub_snapshot=True).path(value)
+        os.stat(real)
+    except OutsideFolderError:
+        raise MediaOutsideDatasetError(f"{where} leads outside the dataset folder. {fix}") from None
     except FileNotFoundError:
         return Path(dataset_dir) / value  # nothing to read there; the loader says the file is missing
-    except (OSError, RuntimeError) as err:  # a symlink loop
+    except OSError as err:  # a symlink loop
         raise MediaOutsideDatasetError(f"{where} cannot be resolved ({err}). {fix}") from None
-    if real is None:
-        raise MediaOutsideDatasetError(f"{where} leads outside the dataset folder. {fix}")
     return real
 
 

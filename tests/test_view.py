@@ -6,6 +6,7 @@ import html
 import json
 import os
 import re
+import shutil
 
 import pytest
 import yaml
@@ -28,7 +29,8 @@ def ranked(tmp_path_factory, mini_datasets):
     root = tmp_path_factory.mktemp("view")
     ranking, runs = hand_ranking(root, mini_datasets)
     site = root / "site"
-    assert main(["view", str(ranking), *map(str, runs), "--out", str(site)]) == 0  # every run folder it names
+    assert main(["view", str(ranking), *map(str, runs), "--out", str(site),  # every run folder it names
+                 "--data-dir", str(mini_datasets)]) == 0
     return ranking, runs, site
 
 
@@ -110,10 +112,43 @@ def test_media_are_copied_from_the_dataset_folder_and_confined_to_it(ranked, tmp
     other = write_run(tmp_path / "runs" / "y", SUPPORTED, [SUPPORTED], mini_datasets, "../cmm/README.md")
     assert main(["rank", str(outside), str(other), "--output-dir", str(tmp_path / "r"), "--weighting", "uniform",
                  "--cache", str(tmp_path / "j.sqlite")]) == 0
-    index = build_site(tmp_path / "r", [outside, other], tmp_path / "site")
+    index = build_site(tmp_path / "r", [outside, other], tmp_path / "site", data_dir=mini_datasets)
     page = (index.parent / "items" / "0" / "0.html").read_text()
     assert "../cmm/README.md" in page and "not found on this machine" in page
     assert not (index.parent / "media").exists()
+
+
+def test_a_data_dir_a_run_recorded_is_read_only_when_given_and_only_inside(tmp_path, mini_datasets):
+    """results.json's --data-dir is data: here it names a folder linking to a private dataset elsewhere on this
+    machine. Not given, nothing of it is read (each item page says why, once); given, its media are copied through
+    the door, and a media file linked out of it is not."""
+    private = tmp_path / "private" / "avhallubench"
+    shutil.copytree(mini_datasets / "avhallubench", private)
+    video = sorted((private / "videos").glob("*.mp4"))[0]
+    video.write_bytes(b"SECRET-" + os.urandom(16).hex().encode())
+    recorded = tmp_path / "recorded"
+    recorded.mkdir()
+    (recorded / "avhallubench").symlink_to(private, target_is_directory=True)
+    name = video.relative_to(private).as_posix()
+    runs = [write_run(tmp_path / "runs" / run, SUPPORTED, [SUPPORTED], recorded, name) for run in ("x", "y")]
+    assert main(["rank", *map(str, runs), "--output-dir", str(tmp_path / "r"), "--weighting", "uniform",
+                 "--cache", str(tmp_path / "j.sqlite")]) == 0
+
+    def site(out, **given):
+        index = build_site(tmp_path / "r", runs, tmp_path / out, **given)
+        copied = [p.read_bytes() for p in index.parent.rglob("*") if p.is_file() and p.suffix == ".mp4"]
+        return (index.parent / "items" / "0" / "0.html").read_text(), copied
+
+    page, copied = site("not-given")
+    assert copied == [] and page.count("Media not shown") == 1 and "not found on this machine" not in page
+    assert html.unescape(page).count(f"add `--data-dir {recorded}`") == 1 and name in page
+    page, copied = site("given", data_dir=recorded)
+    assert copied == [video.read_bytes()] and "Media not shown" not in page  # what the refusal kept out
+    video.unlink()
+    video.symlink_to(tmp_path / "secret.mp4")
+    (tmp_path / "secret.mp4").write_bytes(b"SECRET-elsewhere")
+    page, copied = site("linked-out", data_dir=recorded)
+    assert copied == [] and "not found on this machine" in page
 
 
 def test_run_page_shows_the_terminal_table_status_and_each_samples_verdict(tmp_path):

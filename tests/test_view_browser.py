@@ -18,6 +18,7 @@ import yaml
 
 from hallubench.cli.demo import write_site
 from hallubench.cli.main import main
+from hallubench.harness.data import default_data_dir
 from hallubench.view.site import build_site
 from run_folder_support import rewrite_results
 from view_support import (HOSTILE_NAME, SUPPORTED, TASK, UNSUPPORTED, hand_ranking, served_ranking, write_cmm_run,
@@ -99,10 +100,14 @@ def demo_site(tmp_path_factory, mini_datasets):
         "gen_kwargs": {"max_new_tokens": 12},
         "models": [{"name": s.name, "pretrained": s.model_args["pretrained"]} for s in specs]}))
     out = root / "crosscheck"
-    assert main(["crosscheck", "--config", str(config), "--data-dir", str(mini_datasets), "--output-dir", str(out),
-                 "--cache", str(root / "judgments.sqlite"), "--refcheck"]) == 0
-    write_cmm_run(root / "run")  # where the demo's own run folder goes
-    write_site(root)  # the demo's last step: the site of root/crosscheck/ranking and every run folder
+    with pytest.MonkeyPatch.context() as patch:  # `--data-dir mini` as the demo runs it, on the session's mini build
+        patch.setenv("HALLUBENCH_CACHE", str(root / "cache"))
+        default_data_dir().parent.mkdir()
+        default_data_dir().symlink_to(mini_datasets.parent, target_is_directory=True)
+        assert main(["crosscheck", "--config", str(config), "--data-dir", "mini", "--output-dir", str(out),
+                     "--cache", str(root / "judgments.sqlite"), "--refcheck"]) == 0
+        write_cmm_run(root / "run")  # where the demo's own run folder goes
+        write_site(root)  # the demo's last step: the site of root/crosscheck/ranking and every run folder
     return out / "ranking", root / "site"
 
 

@@ -149,7 +149,7 @@ def document_context(ranking: RankingFolder, name: str, number: int, items: dict
             "title": f"{item} · {name}", "board": name, "board_number": number, "item": item, "number": k,
             "count": len(documents), "prev": k - 1 if k > 0 else None, "next": k + 1 if k + 1 < len(documents) else None,
             "models": models, "media": info.get("media") or [], "reference": info.get("reference"),
-            "prompt": info.get("prompt"), "banners": ranking_banners(ranking.data),
+            "prompt": info.get("prompt"), "withheld": info.get("withheld"), "banners": ranking_banners(ranking.data),
             "data": _evidence_data(models),
         }
 

@@ -10,16 +10,16 @@ are copied into media/ from the dataset folder the runs read, so the site can be
 from __future__ import annotations
 
 import hashlib
-import os
+import logging
 import shutil
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Iterable, Sequence
 
 import jinja2
 import markupsafe
 
 from hallubench.confined import Folder, given_folder
-from hallubench.errors import ConfigError, RunFolderNotFoundError, VerdictMismatchError
+from hallubench.errors import ConfigError, RunFolderNotFoundError, UnnamedFolderError, VerdictMismatchError
 from hallubench.harness.command import command_line
 from hallubench.harness import store
 from hallubench.harness.command import rescore_hint
@@ -37,6 +37,7 @@ from hallubench.view.sources import (CROSSCHECK_JSON, RankingFolder, RunFolder, 
 from hallubench.view.status import run_status
 from hallubench.writes import check_replaceable, mark_folder
 
+log = logging.getLogger("hallubench")
 HERE = Path(__file__).parent
 ASSETS = ("style.css", "viewer.js")
 MEDIA_SUFFIXES = {".mp4": "video", ".webm": "video", ".mkv": "video", ".mov": "video", ".avi": "video",
@@ -60,26 +61,25 @@ def environment() -> jinja2.Environment:
 
 
 class MediaCopier:
-    """Copies each dataset media file once into the site's media/ folder (a hard link where the disk allows)."""
+    """Copies each dataset media file once into the site's media/ folder, through the door."""
 
     def __init__(self, site: Path):
         self.folder, self.copied = site / "media", {}
 
-    def __call__(self, source: Path) -> str | None:
-        """The site-relative path of `source`'s copy, or None for a file type the browser cannot show. `source` is a
-        regular file inside its dataset (view/sources.media_file), copied through the door (a FIFO, a file past the
-        bound or one swapped for a link meanwhile is refused)."""
-        suffix = source.suffix.lower()
+    def __call__(self, folder: Path, name: str) -> str | None:
+        """The site-relative path of the copy of the file `name` of the dataset `folder` (view/sources.media_file), or
+        None for a file type the browser cannot show. Read through the door (hallubench/confined.py): a link out of
+        the folder, a FIFO, a file past the bound or one swapped for a link meanwhile is refused."""
+        suffix = PurePosixPath(name).suffix.lower()  # the name's: a Hub snapshot's file is a link to a blob without one
         if suffix not in MEDIA_SUFFIXES:
             return None
+        door = Folder(folder, hub_snapshot=True)
+        source = door.path(name)
         if source not in self.copied:
             self.folder.mkdir(exist_ok=True)
             target = self.folder / (hashlib.sha256(str(source).encode()).hexdigest()[:16] + suffix)
             if not target.exists():
-                try:
-                    os.link(source, target)
-                except OSError:
-                    Folder(source.parent).copy(source.name, target)
+                door.copy(name, target)
             self.copied[source] = f"media/{target.name}"
         return self.copied[source]
 
@@ -113,10 +113,13 @@ def _runs_of_ranking(ranking: RankingFolder, given: Sequence[RunFolder]) -> dict
 
 def _media_of(runs: dict[str, RunFolder], task: str, data_dir: Path | None, copy: MediaCopier) -> dict[str, list]:
     """item id -> the media its records name (first run holding the item), each with its copy in the site when
-    the dataset folder is on this machine, else only the recorded path."""
+    the dataset folder is on this machine and given, else only the recorded path (and, once, why: `withheld`)."""
     out: dict[str, list] = {}
     for run in runs.values():
-        folder = task_dataset_folder(run, task, data_dir)
+        try:
+            folder, withheld = task_dataset_folder(run, task, data_dir), None
+        except UnnamedFolderError as err:  # the run's recorded --data-dir, which the user did not give
+            folder, withheld = None, str(err)
         for item, record in run.by_task().get(task, {}).items():
             if item in out:
                 continue
@@ -126,13 +129,13 @@ def _media_of(runs: dict[str, RunFolder], task: str, data_dir: Path | None, copy
                     continue
                 path = str(seen.get("path"))
                 if path not in entries:
-                    source = media_file(folder, seen.get("path"))
-                    src = copy(source) if source is not None else None
+                    name = media_file(folder, seen.get("path"))
+                    src = copy(folder, name) if name is not None else None
                     entries[path] = {"path": path, "src": src, "seen": {},
-                                     "element": MEDIA_SUFFIXES.get(source.suffix.lower()) if src else None}
+                                     "element": MEDIA_SUFFIXES.get(PurePosixPath(name).suffix.lower()) if src else None}
                 entries[path]["seen"][kind] = seen
             out[item] = {"media": list(entries.values()), "reference": record.get("reference"),
-                         "prompt": record.get("prompt")}
+                         "prompt": record.get("prompt"), "withheld": withheld if entries else None}
     return out
 
 
@@ -224,6 +227,8 @@ def build_site(ranking_dir: Path | None, run_dirs: Sequence[Path] = (), out: Pat
             tasks = {record["task"] for run in runs.values() for record in run.records}
             boards = list(ranking.data["boards"])
             items = {name: _media_of(runs, _board_task(name, tasks), data_dir, copy) for name in boards}
+            for note in sorted({i["withheld"] for board in items.values() for i in board.values() if i["withheld"]}):
+                log.warning("hallubench view: media not shown: %s", note)
             search = search_entries(ranking, items)
             page = env.get_template("document.html")
             for b, name in enumerate(boards):

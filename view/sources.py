@@ -4,13 +4,14 @@ is finished and not being written belongs here."""
 from __future__ import annotations
 
 import json
+import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from hallubench import confined
 from hallubench.confined import Folder
-from hallubench.errors import ConfigError, NotARankingFolderError, RunFolderNotFoundError
+from hallubench.errors import ConfigError, NotARankingFolderError, OutsideFolderError, RunFolderNotFoundError
 from hallubench.harness import run_state, store
 from hallubench.harness.data import COMPLETE, MINI, dataset_dir, default_data_dir
 from hallubench.ranking.report import FILES, reads_ranking
@@ -99,12 +100,17 @@ def read_run_folder(folder: Path) -> RunFolder:
 
 
 def task_dataset_folder(run: RunFolder, task_name: str, data_dir: Path | None = None) -> Path | None:
-    """The local dataset folder a run's task read its media from (`data_dir` overrides the run's --data-dir);
-    None when it is not on this machine (a Hub id, a moved folder, the mini benchmarks not built here)."""
+    """The local dataset folder a run's task read its media from: in the folder the user gave (`data_dir`, view's
+    --data-dir), or in hallubench's own mini benchmarks for a run on them; None when it is not on this machine (a Hub
+    id, a moved folder, the mini benchmarks not built here). The --data-dir a run recorded is data: a folder there
+    that the user did not give is never read, an UnnamedFolderError saying which argument gives it."""
     from hallubench.benchmarks import get_task
 
-    given = data_dir or ((run.results.get("run") or {}).get("options") or {}).get("data_dir")
-    if not given:
+    recorded = ((run.results.get("run") or {}).get("options") or {}).get("data_dir")
+    given = data_dir or (MINI if recorded == MINI else None)
+    if given is None:
+        confined.given_folder(recorded, (), f"{run.folder / RESULTS} (the datasets its run read)",
+                              f"To show its media, give that folder: add `--data-dir {shlex.quote(str(recorded))}`")
         return None
     root = Path(str(given)).expanduser()
     if str(given) == MINI:  # built on first use into the cache; the viewer reads it only if already there
@@ -119,15 +125,13 @@ def task_dataset_folder(run: RunFolder, task_name: str, data_dir: Path | None = 
         return None
 
 
-def media_file(folder: Path | None, relative: object) -> Path | None:
-    """The file `relative` names inside the dataset `folder`, or None when there is none or it would lie outside it
-    (what a record says is data, never a path out of its dataset: the rule row media keep, `resolve_inside`)."""
-    from hallubench.builders.safe_files import resolve_inside
-
+def media_file(folder: Path | None, relative: object) -> str | None:
+    """The name inside the dataset `folder` of the regular file `relative` names, or None when there is none or it
+    would lie outside it (what a record says is data, never a path out of its dataset: the door's rule row media keep,
+    a Hub snapshot's links into its blobs included)."""
     if folder is None or not isinstance(relative, str) or not relative:
         return None
     try:
-        path = resolve_inside(relative, folder)
-    except (OSError, RuntimeError):  # missing, or a link loop
+        return relative if Folder(folder, hub_snapshot=True).is_file(relative) else None
+    except (OutsideFolderError, OSError):  # out of the folder, a FIFO, a link loop
         return None
-    return path if path is not None and path.is_file() else None

@@ -2,6 +2,8 @@
 inside its dataset folder once links are followed, and every row must be one the task can prompt and score. Each
 breach is a named error (task, row id, column, path) before any model loads: nothing outside the folder is read or
 sent to a server, and no weights are loaded for a run that cannot finish."""
+import json
+import re
 import shutil
 
 import pyarrow as pa
@@ -11,7 +13,8 @@ import pytest
 from hallubench.benchmarks import get_task
 from hallubench.builders.folder import fingerprint
 from hallubench.cli.main import main
-from hallubench.errors import MediaOutsideDatasetError
+from hallubench.confined import Folder
+from hallubench.errors import MediaOutsideDatasetError, OutsideFolderError
 from hallubench.harness.media import media_file
 
 from conftest import openai_run_argv
@@ -89,6 +92,82 @@ def test_links_into_a_hub_snapshots_blob_store_are_inside_and_others_are_not(tmp
     for path in ("videos/b.mp4", "../../../../blobs/0123abcd", str(blob)):
         with pytest.raises(MediaOutsideDatasetError, match=f"column 'video_path': media path '{path}'"):
             media_file(task, {"id": "x", "video_path": path}, "video_path", folder)
+
+
+def hub_cache(tmp_path):
+    """A huggingface_hub cache holding datasets--org--name (a snapshot of cmm whose videos/a.mp4 is its link into
+    the sibling blobs/) and datasets--evil--other; and a private file outside the cache."""
+    cache = tmp_path / "hub"
+    for repo in ("datasets--org--name", "datasets--evil--other"):
+        (cache / repo / "blobs").mkdir(parents=True)
+        (cache / repo / "blobs" / ("ab" * 20)).write_bytes(repo.encode())
+    folder = cache / "datasets--org--name" / "snapshots" / "c0ffee" / "cmm"
+    (folder / "videos").mkdir(parents=True)
+    (folder / "videos" / "a.mp4").symlink_to(f"../../../../blobs/{'ab' * 20}")
+    (tmp_path / "private.mp4").write_bytes(b"private")
+    return cache, folder
+
+
+def test_a_snapshot_file_linked_into_its_sibling_blobs_is_read_through_the_door(tmp_path):
+    _, folder = hub_cache(tmp_path)
+    assert Folder(folder, hub_snapshot=True).read_bytes("videos/a.mp4") == b"datasets--org--name"
+    assert media_file(get_task("cmm"), {"id": "x", "video_path": "videos/a.mp4"}, "video_path", folder).is_file()
+    with pytest.raises(OutsideFolderError, match="leads outside"):
+        Folder(folder).read_bytes("videos/a.mp4")  # the allowance is the named policy, not the door's default
+
+
+@pytest.mark.parametrize("where", ["another repo's blobs", "/etc/passwd", "a chain out of the cache and back",
+                                   "a blob linked out", "a folder inside blobs", "a snapshot of no dataset repo"])
+def test_a_snapshot_file_linked_anywhere_else_is_refused_naming_it(tmp_path, where):
+    cache, folder = hub_cache(tmp_path)
+    blobs = cache / "datasets--org--name" / "blobs"
+    link = folder / "videos" / "b.mp4"
+    if where == "another repo's blobs":
+        link.symlink_to(f"../../../../../datasets--evil--other/blobs/{'ab' * 20}")
+    elif where == "/etc/passwd":
+        link.symlink_to("/etc/passwd")
+    elif where == "a chain out of the cache and back":  # ends in the repo's own blob, through a link outside
+        (tmp_path / "hop").symlink_to(blobs / ("ab" * 20))
+        link.symlink_to(tmp_path / "hop")
+    elif where == "a blob linked out":
+        (blobs / ("cd" * 20)).symlink_to(tmp_path / "private.mp4")
+        link.symlink_to(f"../../../../blobs/{'cd' * 20}")
+    elif where == "a folder inside blobs":  # huggingface_hub's blobs/ is flat
+        (blobs / "sub").mkdir()
+        (blobs / "sub" / "x").write_bytes(b"x")
+        link.symlink_to("../../../../blobs/sub/x")
+    else:  # the same layout under a folder that is no dataset repo of a Hub cache
+        other = tmp_path / "home" / "me" / "snapshots" / "c0ffee"
+        (other / "videos").mkdir(parents=True)
+        (tmp_path / "home" / "blobs").mkdir()
+        (tmp_path / "home" / "blobs" / "x").write_bytes(b"x")
+        folder, link = other, other / "videos" / "b.mp4"
+        link.symlink_to("../../../../blobs/x")
+    with pytest.raises(MediaOutsideDatasetError) as caught:
+        media_file(get_task("cmm"), {"id": "x", "video_path": "videos/b.mp4"}, "video_path", folder)
+    message = str(caught.value)
+    assert "media path 'videos/b.mp4' leads outside the dataset folder" in message and "\n" not in message
+    with pytest.raises(OutsideFolderError, match=re.escape(str(folder / "videos" / "b.mp4"))):
+        Folder(folder, hub_snapshot=True).read_bytes("videos/b.mp4")
+
+
+def test_a_dataset_fetched_from_the_hub_runs_from_its_cache_snapshot(server, offline, data_dir, tmp_path, monkeypatch):
+    """The layout huggingface_hub itself makes (snapshot_download from the stand-in Hub): every file of the snapshot
+    a link into the repo's blobs, each read through the door's policy."""
+    from hub_server import Repo, StandInHub
+
+    files = {p.relative_to(data_dir / "cmm").as_posix(): p.read_bytes()
+             for p in (data_dir / "cmm").rglob("*") if p.is_file()}
+    hub = StandInHub({"org/cmm": Repo(files)}).serve_in_process(monkeypatch, tmp_path)
+    try:
+        assert main(openai_run_argv(server, "org/cmm", tmp_path / "run")) == 0
+    finally:
+        hub.close()
+    [snapshot] = (tmp_path / "stand-in-hub-cache" / "datasets--org--cmm" / "snapshots").iterdir()
+    videos = [p for p in snapshot.rglob("*.mp4")]
+    assert videos and all(p.is_symlink() and p.resolve().parent.name == "blobs" for p in videos)
+    records = [json.loads(line) for line in (tmp_path / "run" / "samples.jsonl").read_text().splitlines()]
+    assert len(records) == 2 and all(r["error"] is None and r["media"]["video"]["path"] for r in records)
 
 
 @pytest.mark.parametrize("edit,message", [
