@@ -1,8 +1,8 @@
-"""CI guard on the run path's speed: the harness's generation loop (runner.generate_all: media decoded ahead, records
+"""CI guard on the run path's speed: the harness's generation loop (runner.generate_all: media decoded and the processor run ahead, records
 built, parsed and written in the background) against direct generation with media on the same items (media.prepare,
 then the adapter's processor call and model.generate, as tests/perf/bench_harness.py measures it), at batch sizes
 1 and 8 on 8 samples of the mini CMM with a tiny random Qwen2.5-Omni thinker. Both run in this process,
-interleaved, best of 3 (the machine is shared: ratios within one process are steadier than times); the outputs
+interleaved, best of 5 (the machine is shared: ratios within one process are steadier than times); the outputs
 are asserted equal, so both did the same decoding. It fails when the harness costs more than BOUND times direct,
 a generous bound (bench_harness.py measures the whole run(), with its fixed costs, and README figures)."""
 import dataclasses
@@ -16,7 +16,7 @@ sys.path.insert(0, str(Path(__file__).parent / "perf"))
 from direct_generation import direct_once  # noqa: E402
 
 BOUND = 1.3
-ROUNDS = 3
+ROUNDS = 5  # best of 5: the suite runs beside other tests (xdist), and a busy core makes single rounds slow
 MAX_NEW_TOKENS = 16
 
 
