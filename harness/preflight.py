@@ -98,6 +98,20 @@ class RunPlan:
     def model_calls(self) -> int:
         return sum(planned.items * planned.calls_per_item for planned in self.tasks.values())
 
+    def loads(self, device: str) -> tuple[dict[str, Any], dict[str, tuple[str, dict[str, Any]]]]:
+        """The checked arguments of the model and of each helper role (adapter, arguments) as this process loads
+        them: a local adapter that neither --device nor its own `device=` placed gets the process's `device` (the plan
+        was checked with a stand-in); nothing is checked again."""
+        helpers = helper_options(self.options)
+
+        def placed(args: dict[str, Any], given: Mapping[str, Any]) -> dict[str, Any]:
+            chosen = self.options.device is not None or "device" in given
+            return args if chosen or "device" not in args else {**args, "device": device}
+
+        return (placed(self.model_args, model_named(self.options.model_args)),
+                {role: (adapter, placed(args, model_named(helpers[role].model_args)))
+                 for role, (adapter, args) in self.helper_args.items()})
+
     def work(self, fingerprint: str, role_fingerprints: Mapping[str, Mapping[str, str | None]] | None = None
              ) -> tuple[list[WorkItem], dict[str, int]]:
         """The work items, keyed with the loaded model's fingerprint (and each helper role's), and each task's size."""

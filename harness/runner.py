@@ -40,7 +40,7 @@ from hallubench.models.configs import AUTO_MAX_BATCH
 from hallubench.errors import ConfigError, MixedRunFolderError, RunInterrupted
 from hallubench.harness.plot import PLOT, plot_results, pyplot
 from hallubench.harness.plan import WorkItem, task_arguments
-from hallubench.harness.preflight import RunPlan, check_hub_checkpoint, helper_options, make_plan, model_arguments
+from hallubench.harness.preflight import RunPlan, check_hub_checkpoint, make_plan, model_arguments
 from hallubench.harness.prefetch import BackgroundWrites, in_background, prefetched
 from hallubench.harness.rebuilt import reconcile
 from hallubench.harness.probes_plot import PROBES_PLOT, plot_probes
@@ -78,20 +78,21 @@ def error_summary(records: list[dict[str, Any]]) -> str | None:
 
 
 def load_model(options: RunOptions, device: str, flag: str = "--model"):
-    """The ChatModel of `options.model` / `model_args` (see `model_arguments`), its arguments checked first."""
-    from hallubench.models import get_model
-
+    """The ChatModel of `options.model` / `model_args` (see `model_arguments`), its arguments checked first (a
+    ranking reloads a run's model this way; a run loads from its plan's checked arguments, `load_checked`)."""
     args = model_arguments(options, device, flag)
     check_hub_checkpoint(options.model, args, flag)
+    return load_checked(options.model, args, flag)
+
+
+def load_checked(adapter: str, args: dict[str, Any], flag: str = "--model"):
+    """The ChatModel of `adapter` with arguments checked already; ConfigError naming `flag` when it cannot load."""
+    from hallubench.models import get_model
+
     try:
-        return get_model(options.model, **args)
+        return get_model(adapter, **args)
     except (OSError, ValueError) as err:  # no such checkpoint, bad dtype, missing API key, ...
-        raise ConfigError(f"{flag} {options.model}: cannot load {args['model']!r}: {err}") from err
-
-
-def _load_helpers(options: RunOptions, device: str) -> dict[str, Any]:
-    """The model of each `--helper` role."""
-    return {role: load_model(helper, device, f"--helper {role}") for role, helper in helper_options(options).items()}
+        raise ConfigError(f"{flag} {adapter}: cannot load {args['model']!r}: {err}") from err
 
 
 def _batches(items: list[WorkItem], size: int):
@@ -236,8 +237,9 @@ def _run_locked(checked: RunPlan, accelerator, started: str, t0: float) -> Resul
 
     options, tasks = checked.options, checked.task_list
     with accelerator.main_process_first():  # the plan checked everything that needs no weights
-        model = load_model(options, str(accelerator.device))
-        helpers = _load_helpers(options, str(accelerator.device))
+        model_args, helper_args = checked.loads(str(accelerator.device))
+        model = load_checked(options.model, model_args)
+        helpers = {role: load_checked(adapter, args, f"--helper {role}") for role, (adapter, args) in helper_args.items()}
         roles = {task.name: role_models(task, model, helpers) for task in tasks if task.program}
         if options.answer_probs and not isinstance(model, NextTokenScorer):
             raise ConfigError(f"--answer-probs: the {options.model} adapter cannot read next-token probabilities")

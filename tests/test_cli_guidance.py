@@ -203,7 +203,7 @@ def test_tool_adapters_are_refused_as_model_before_anything_loads(tmp_path, caps
     tools = [name for name in MODELS if model_role(name) == "tool"]
     assert {"grounding_dino", "scene_text", "search"} <= set(tools)
     assert not set(tools) & set(chat_adapters()) and {"hf", "openai"} <= set(chat_adapters())
-    monkeypatch.setattr("hallubench.harness.runner.load_model", lambda *a, **k: pytest.fail("a model was loaded"))
+    monkeypatch.setattr("hallubench.harness.runner.load_checked", lambda *a, **k: pytest.fail("a model was loaded"))
     import accelerate  # noqa: F401  imported before the clock starts, as the run's module imports torch
     for tool in tools:
         start = time.perf_counter()

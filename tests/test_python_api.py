@@ -175,6 +175,19 @@ def test_the_plan_counts_items_media_and_calls_and_the_dry_run_prints_it(tmp_pat
     assert not (tmp_path / "run").exists()  # a dry run writes nothing
 
 
+@pytest.mark.parametrize("device,given,loaded", [
+    (None, {}, "cuda:1"),  # placed by nothing: the process's device (accelerate's, one GPU per process)
+    ("cpu", {}, "cpu"),  # --device chose
+    (None, {"device": "cpu"}, "cpu"),  # its own device= chose
+])
+def test_a_run_loads_its_models_with_the_plans_checked_arguments_on_the_process_device(tmp_path, mini_datasets, device,
+                                                                                        given, loaded):
+    checked = hallubench.plan(model="hf", model_args={"pretrained": str(tmp_path), **given}, tasks="cmm",
+                              data_dir=mini_datasets, limit=1, device=device, output_dir=tmp_path / "run")
+    model_args, helpers = checked.loads("cuda:1")
+    assert model_args == {**checked.model_args, "device": loaded} and helpers == {}  # nothing else changes
+
+
 def test_the_plan_says_what_a_resume_would_redo(tmp_path, mini_datasets):
     from hallubench.harness import store
 

@@ -89,7 +89,7 @@ class Timers:
 
 def instrument_harness(timers: Timers) -> None:
     """Timers around the harness steps `runner.run` calls (by the names it looks them up under)."""
-    timers.wrap(runner, "load_model", "model load")
+    timers.wrap(runner, "load_checked", "model load")
     timers.wrap(runner, "make_plan", "plan (checks, rows)")
     timers.wrap(runner, "plot_results", "results.png")
     timers.wrap(harness_generate, "prepare", "media decode")
