@@ -25,6 +25,7 @@ from pathlib import Path, PurePosixPath
 from typing import Iterable, Iterator
 
 from hallubench.errors import FileTooLargeError, OutsideFolderError, UnnamedFolderError
+from hallubench.markup import escape_terminal
 
 MiB = 1 << 20
 MARK = 1 * MiB  # a small state file: the unfinished mark, a manifest
@@ -187,5 +188,5 @@ def given_folder(recorded: object, given: Iterable[Path | str], what: str, remed
             return Path(folder)
     if not os.path.exists(real):
         return None
-    raise UnnamedFolderError(f"{what} names the folder {recorded}, which you did not give: a record is data, and "
+    raise UnnamedFolderError(f"{what} names the folder {escape_terminal(recorded)}, which you did not give: a record is data, and "
                              f"never makes hallubench read a folder you did not name. {remedy}")

@@ -246,3 +246,15 @@ def test_case_12_a_cut_results_json_is_mended_by_the_command_every_reader_gives(
     assert main(shlex.split(fix)[1:]) == 0
     assert "cannot be read as JSON; scoring the records alone" in capfd.readouterr().err
     assert main(["verify", str(out)]) == 0
+
+
+def test_a_recorded_folder_not_given_is_named_with_its_control_characters_escaped(tmp_path):
+    from hallubench.confined import given_folder
+    from hallubench.errors import UnnamedFolderError
+
+    planted = tmp_path / "run\x1b[2J\nrm -rf ~"
+    planted.mkdir()
+    with pytest.raises(UnnamedFolderError) as refused:
+        given_folder(str(planted), [tmp_path / "given"], "the ranking", "Give that run folder too.")
+    message = str(refused.value)
+    assert "\x1b" not in message and "\n" not in message and "run\\x1b[2J\\nrm -rf ~" in message
