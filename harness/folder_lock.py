@@ -28,6 +28,7 @@ from __future__ import annotations
 import errno
 import fcntl
 import json
+import logging
 import os
 import socket
 import sys
@@ -40,6 +41,8 @@ from typing import Any, Callable, Iterator
 from hallubench.errors import ConfigError, FolderBusy, FolderWriteError, LinkedPathError
 from hallubench.redact import redact
 from hallubench.writes import link_error
+
+log = logging.getLogger("hallubench")  # notes: the command line shows them on stderr
 
 LOCK_NAME = ".hallubench.lock"
 RANKS_NAME = ".hallubench-ranks.lock"
@@ -144,8 +147,8 @@ class FolderLock:
             self._close()  # the dead writer's record stays, for the rerun to report
             raise
         if previous:
-            print(f"hallubench: {self.folder}: taking over the lock of a writer that died (or failed) without finishing "
-                  f"({describe(previous)}); what it finished is kept", file=sys.stderr)
+            log.warning(f"hallubench: {self.folder}: taking over the lock of a writer that died (or failed) without "
+                        f"finishing ({describe(previous)}); what it finished is kept")
         self.info = {"purpose": purpose, "pid": os.getpid(), "host": socket.gethostname(),
                      "started": datetime.now(timezone.utc).isoformat(timespec="seconds"),
                      "command": redact(" ".join(sys.argv))[:300]}
