@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from hallubench.config import Positive, read_number, typed_texts
-from hallubench.errors import ConfigError, shown
+from hallubench.errors import ConfigError
+from hallubench.redact import shown
 from hallubench.harness.options import DTYPES, MODALITIES, RunOptions, parse_batch_size, parse_limit
 from hallubench.models.configs import AUTO_BATCH_OFF_CUDA, AUTO_MAX_BATCH
 from hallubench.ranking.aggregate import WEIGHTINGS

@@ -28,8 +28,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
-from hallubench.errors import ConfigError, UntrustedRecordError, did_you_mean, shown
-from hallubench.redact import note_secret, note_secret_variable, note_url
+from hallubench.errors import ConfigError, UntrustedRecordError, did_you_mean
+from hallubench.redact import note_secret, note_secret_variable, note_url, shown
 
 C = TypeVar("C", bound="PluginConfig")
 T = TypeVar("T")

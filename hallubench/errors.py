@@ -36,33 +36,6 @@ def _one_edit(a: str, b: str) -> bool:
     return any(long[:i] + long[i + 1:] == short for i in range(len(long)))
 
 
-SHOWN_CHARS = 60
-
-
-def shown(value: object, limit: int = SHOWN_CHARS) -> str:
-    """`value` as an error message quotes it: its repr on one line, cut to `limit` characters ("..." and the
-    length after), so a huge or many-line value (a YAML alias bomb, a pasted file) never floods the message."""
-    text = repr(value) if not isinstance(value, (list, dict, tuple, set)) or _small(value) else \
-        f"<{type(value).__name__} of {len(value)}>"
-    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
-
-
-def _small(value: object, budget: int = 200) -> bool:
-    """Whether a container holds at most `budget` items, nested ones counted, without walking more than that (a
-    YAML alias bomb is a tree of billions of items sharing a few objects: its repr alone would take gigabytes)."""
-    stack, seen = [value], 0
-    while stack:
-        item = stack.pop()
-        seen += 1
-        if seen > budget or (isinstance(item, (dict, list, tuple, set)) and len(item) > budget):
-            return False
-        if isinstance(item, dict):
-            stack += [*item.keys(), *item.values()]
-        elif isinstance(item, (list, tuple, set)):
-            stack += list(item)
-    return True
-
-
 class HallubenchError(Exception):
     """Base of the errors whose message is meant for the user."""
 

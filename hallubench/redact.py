@@ -141,3 +141,32 @@ def redact_log_records() -> None:
 
     masked.redacts = True
     logging.setLogRecordFactory(masked)
+
+
+SHOWN_CHARS = 60
+
+
+def shown(value: object, limit: int = SHOWN_CHARS) -> str:
+    """`value` as an error message quotes it: its repr on one line, credentials masked (`redact`, before the cut,
+    which could leave a password without the `@` that marks it), cut to `limit` characters ("..." and the length
+    after), so a huge or many-line value (a YAML alias bomb, a pasted file) never floods the message."""
+    text = repr(value) if not isinstance(value, (list, dict, tuple, set)) or _small(value) else \
+        f"<{type(value).__name__} of {len(value)}>"
+    text = redact(text)
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
+
+
+def _small(value: object, budget: int = 200) -> bool:
+    """Whether a container holds at most `budget` items, nested ones counted, without walking more than that (a
+    YAML alias bomb is a tree of billions of items sharing a few objects: its repr alone would take gigabytes)."""
+    stack, seen = [value], 0
+    while stack:
+        item = stack.pop()
+        seen += 1
+        if seen > budget or (isinstance(item, (dict, list, tuple, set)) and len(item) > budget):
+            return False
+        if isinstance(item, dict):
+            stack += [*item.keys(), *item.values()]
+        elif isinstance(item, (list, tuple, set)):
+            stack += list(item)
+    return True

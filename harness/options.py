@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from hallubench.config import AtLeastOne, Positive, check_numbers, read_yaml, typed_value
-from hallubench.errors import ConfigError, shown
+from hallubench.errors import ConfigError
+from hallubench.redact import shown
 from hallubench.models.configs import AUTO
 from hallubench.harness.perturb import parse_perturb
 from hallubench.models.protocol import DTYPES, GenerationSettings

@@ -14,7 +14,8 @@ from typing import Any, Mapping
 
 from hallubench.benchmarks.task import Task
 from hallubench.config import number_error
-from hallubench.errors import ConfigError, shown
+from hallubench.errors import ConfigError
+from hallubench.redact import shown
 from hallubench.harness.data import dataset_dir, dataset_folder, load_rows
 from hallubench.harness.options import RunOptions, apply_gen_kwargs
 from hallubench.harness.media import sent_kinds

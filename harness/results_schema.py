@@ -46,7 +46,8 @@ from pathlib import Path
 from typing import Any
 
 from hallubench.config import read_text
-from hallubench.errors import UnreadableResultsError, shown
+from hallubench.errors import UnreadableResultsError
+from hallubench.redact import shown
 
 SCHEMA_VERSION = 3
 # version 1 has no `verdicts`: read with none; version 2 counts answers SAC3 or a judge read only in part both in

@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from hallubench.config import read_text
-from hallubench.errors import ConfigError, shown
+from hallubench.errors import ConfigError
+from hallubench.redact import shown
 from hallubench.metrics.crosscheck.crosscheck import rank_correlation
 
 

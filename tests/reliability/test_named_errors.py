@@ -86,3 +86,13 @@ def test_a_dataset_cards_header_is_read_bounded_like_a_config(data_dir, tmp_path
     assert run(tmp_path, "--data-dir", str(folder.parent)) == 2
     err = capsys.readouterr().err
     assert f"{folder}: its README.md" in err and message in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("password", ["MARKERSECRET-a1", "MARKERSECRET-" + "a" * 80])  # the cut before/inside it
+@pytest.mark.parametrize("command", ["run", "demo"])
+def test_a_credential_in_a_refused_flag_value_is_masked_whatever_its_length(capsys, command, password):
+    value = f"pretrained=x,base_url=http://u:{password}@127.0.0.1:1/v1"
+    with pytest.raises(SystemExit) as usage_error:  # argparse's: the flag's value is refused while parsing
+        main([command, "--limit", value])
+    err = capsys.readouterr().err
+    assert usage_error.value.code == 2 and "argument --limit" in err and "http://***@" in err and "MARKERSECRET" not in err
