@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
 from hallubench.errors import ConfigError, UntrustedRecordError, did_you_mean
+from hallubench.markup import escape_terminal
 from hallubench.redact import note_secret, note_secret_variable, note_url, shown
 
 C = TypeVar("C", bound="PluginConfig")
@@ -176,10 +177,15 @@ MAX_CONFIG_BYTES = 1 << 20  # a config file is a page of options; anything large
 MAX_YAML_DEPTH = 32
 
 
+def _named(path: str | Path, what: str) -> str:
+    """How an error names the file: `what` and the path as one terminal line (a path may hold a line break)."""
+    return f"{what} {escape_terminal(path)}".strip()
+
+
 def read_text(path: str | Path, what: str = "", max_bytes: int | None = None) -> str:
     """A text file we did not write, as UTF-8 (a leading BOM dropped); ConfigError naming `what` (e.g. "--config")
     and the file when it cannot be read, is larger than `max_bytes`, or holds a byte that is not UTF-8 (its offset)."""
-    name = f"{what} {path}".strip()
+    name = _named(path, what)
     try:
         with open(path, "rb") as handle:
             data = handle.read() if max_bytes is None else handle.read(max_bytes + 1)
@@ -198,7 +204,7 @@ def read_yaml(path: str | Path, what: str = "") -> Any:
     """A YAML file we did not write (a `--config`; a dataset card's header goes through `parse_yaml`), read safely (yaml.SafeLoader) and bounded: at most
     MAX_CONFIG_BYTES, no aliases (`*name`: a few lines of them expand to billions of values, the "billion laughs"),
     nesting at most MAX_YAML_DEPTH deep; ConfigError naming the file and the line otherwise."""
-    return parse_yaml(read_text(path, what, MAX_CONFIG_BYTES), f"{what} {path}".strip())
+    return parse_yaml(read_text(path, what, MAX_CONFIG_BYTES), _named(path, what))
 
 
 def parse_yaml(text: str, name: str) -> Any:

@@ -96,3 +96,10 @@ def test_a_credential_in_a_refused_flag_value_is_masked_whatever_its_length(caps
         main([command, "--limit", value])
     err = capsys.readouterr().err
     assert usage_error.value.code == 2 and "argument --limit" in err and "http://***@" in err and "MARKERSECRET" not in err
+
+
+def test_a_config_path_with_a_line_break_is_named_on_one_line(tmp_path, capsys):
+    config = tmp_path / "line\nbreak\x1b[2J.yaml"
+    assert main(["run", "--config", str(config), "--model", "hf", "--tasks", "cmm"]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "\x1b" not in err and "line\\nbreak\\x1b[2J.yaml: cannot be read" in err
