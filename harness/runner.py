@@ -179,14 +179,18 @@ def generate_all(model, helpers: dict[str, Any], batches: list[list[WorkItem]], 
         return batch, None if batch[0].task.program else prepare_batch(batch, options, model)
 
     writes = BackgroundWrites()
+    # Two workers: one batch's media decode (in the decoding helper process) while another's processor runs.
+    ahead = prefetched(batches, prepared, workers=2)
     try:
-        # Two workers: one batch's media decode (in the decoding helper process) while another's processor runs.
-        for batch, ready in prefetched(batches, prepared, workers=2):
+        for batch, ready in ahead:
             records = run_program_batch(model, helpers, batch, options, journal) if ready is None \
                 else generate_batch(model, ready)
             writes.submit(lambda records=records: writer.append_all(records))
             done(len(records))
     finally:
+        # Stopped early (an error, Ctrl-C): the look-ahead's threads are stopped here, not whenever the garbage
+        # collector closes the generator, in whatever thread it runs (one of those threads cannot join itself).
+        ahead.close()
         writes.close()
 
 

@@ -197,3 +197,28 @@ def test_sampled_task_run_makes_one_call_per_batch_with_the_outputs_of_batch_siz
     assert len(singles) == 10 and singles[0]["generation"]["temperature"] > 0
     assert single_calls == [1] * 10 and calls == [4] * (10 // 4) + [10 % 4]  # ceil(10 / 4) calls
     assert batched == singles and len({r["seed"] for r in singles}) == 10
+
+
+def test_a_loop_stopped_early_leaves_no_look_ahead_thread_behind(tmp_path):
+    """Ctrl-C (or any error) in the middle of the loop: its look-ahead threads are stopped before the error leaves
+    generate_all, not later by the garbage collector in some other thread."""
+    import threading
+
+    from hallubench.harness import store
+    from hallubench.harness.program import StepJournal
+    from hallubench.harness.runner import generate_all
+
+    class InterruptedModel(ScriptedModelDouble):
+        def generate(self, conversations, settings, seeds=None):
+            if len(self.calls) == 2:
+                raise KeyboardInterrupt("SIGINT")
+            return super().generate(conversations, settings, seeds)
+
+    options = RunOptions(modality="audio-only")
+    batches = [[item] for item in _items("cmm", [f"question {i}?" for i in range(12)], options)]
+    writer = store.SampleWriter(store.rank_file(tmp_path, 0))
+    with pytest.raises(KeyboardInterrupt):
+        generate_all(InterruptedModel(), {}, batches, options, StepJournal(tmp_path, 0), writer)
+    writer.close()
+    assert not [t.name for t in threading.enumerate() if t.name.startswith("hallubench-prefetch")]
+    assert len(store.read_store(tmp_path).records) == 2  # the batches answered before the interrupt are kept
