@@ -93,7 +93,7 @@ class Parser(argparse.ArgumentParser):
     def error(self, message: str):
         """A usage error as one line, `PROG: error: MESSAGE`, as every other error prints (argparse puts its whole
         usage first, which for `run` is 15 lines burying the message); --help has the usage."""
-        self.exit(2, f"{self.prog}: error: {redact(message)} (see `{self.prog} --help`)\n")  # a value quoted: masked
+        self.exit(2, f"{self.prog}: error: {said(message)} (see `{self.prog} --help`)\n")  # as every error line
 
     def unrecognized(self, unknown: list[str]) -> None:
         """argparse's "unrecognized arguments" usage error, naming the closest flag of this parser for each."""

@@ -201,9 +201,10 @@ def read_text(path: str | Path, what: str = "", max_bytes: int | None = None) ->
 
 
 def read_yaml(path: str | Path, what: str = "") -> Any:
-    """A YAML file we did not write (a `--config`; a dataset card's header goes through `parse_yaml`), read safely (yaml.SafeLoader) and bounded: at most
-    MAX_CONFIG_BYTES, no aliases (`*name`: a few lines of them expand to billions of values, the "billion laughs"),
-    nesting at most MAX_YAML_DEPTH deep; ConfigError naming the file and the line otherwise."""
+    """A YAML file we did not write (a `--config`; a dataset card's header goes through `parse_yaml`), read safely
+    (yaml.SafeLoader) and bounded: at most MAX_CONFIG_BYTES, no aliases (`*name`: a few lines of them expand to
+    billions of values, the "billion laughs"), nesting at most MAX_YAML_DEPTH deep; ConfigError naming the file and
+    the line otherwise."""
     return parse_yaml(read_text(path, what, MAX_CONFIG_BYTES), _named(path, what))
 
 

@@ -1,15 +1,17 @@
-"""Work the model need not wait for, done beside it: the next batches' media decoded while the model generates
-(a bounded look-ahead), each finished batch's records written while the next batch runs, and one-off work the
-run's end needs (the chart library's import, the environment record) started early.
+"""Work the model need not wait for, done beside it: the next batches' media decoded and their processor calls run
+while the model generates (a bounded look-ahead), each finished batch's records written while the next batch runs,
+and one-off work the run's end needs (the chart library's import, the environment record) started early.
 
-Threads suffice: media decoding runs in the loaders' helper process and file writes wait on the disk, so neither
-holds the GIL long while the model's kernels run.
+Threads, not processes: media decoding runs in the loaders' helper process and file writes wait on the disk, so
+neither holds the GIL long. The processor calls do hold it in part (chat template, Python-side feature extraction),
+so beside a decoding loop that is itself mostly Python (a tiny model on the CPU) they run slower than alone;
+tests/perf/README.md measures it. Moving them to a process of their own is the step not taken yet.
 """
 from __future__ import annotations
 
+import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TypeVar
 
