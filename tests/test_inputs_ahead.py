@@ -67,7 +67,7 @@ def _conversation(seed: int, question: str):
     return [Message("user", [VideoPart(frames, fps=1.0), TextPart(question)])]
 
 
-@pytest.mark.parametrize("batch_size", [1, 2, 8])
+@pytest.mark.parametrize("batch_size", [1, 2, 5, 8])  # below, at and above the 5 conversations
 def test_a_model_given_its_inputs_ahead_answers_as_one_that_made_them(tiny_checkpoint, batch_size):
     checkpoint = str(tiny_checkpoint("qwen2_vl"))
     ahead, alone = (get_model("hf", model=checkpoint, dtype="float32", batch_size=batch_size) for _ in range(2))
