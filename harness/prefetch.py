@@ -3,9 +3,10 @@ while the model generates (a bounded look-ahead), each finished batch's records 
 and one-off work the run's end needs (the chart library's import, the environment record) started early.
 
 Threads, not processes: media decoding runs in the loaders' helper process and file writes wait on the disk, so
-neither holds the GIL long. The processor calls do hold it in part (chat template, Python-side feature extraction),
-so beside a decoding loop that is itself mostly Python (a tiny model on the CPU) they run slower than alone;
-tests/perf/README.md measures it. Moving them to a process of their own is the step not taken yet.
+neither holds the GIL long. The processor calls hold it in part (chat template, Python-side feature extraction), but
+their video and audio work leaves it, so two of them (each with its own processor copy) and the model run side by
+side. A forked processor process was measured too and lost: a video's processor output (some 5 MB a sample) costs
+more to copy back than the GIL cost (tests/perf/README.md).
 """
 from __future__ import annotations
 

@@ -25,6 +25,8 @@ from __future__ import annotations
 import hashlib
 import json
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable
 
@@ -60,6 +62,7 @@ from .hf_loading import (
 from .inputs_ahead import InputsAhead
 from .kl_guided import KLGuidedLogitsProcessor
 from .prefix_scoring import first_token_probs
+from .processor_copies import ProcessorCopies
 from .protocol import (
     DTYPES,
     AudioPart,
@@ -123,6 +126,7 @@ class HFChatModel:
         if self.tokenizer.pad_token is None:  # many base LMs ship none; batching needs one
             self.tokenizer.pad_token = self.tokenizer.eos_token
         self.processor_kwargs = with_pixel_budget(self.processor, dict(processor_kwargs or {}), min_pixels, max_pixels)
+        self._processors = ProcessorCopies(self.processor)  # each processor call borrows one: see processor_copies.py
         dtype = resolve_dtype(dtype, device)
         attention = resolve_attention(attn_implementation, dtype, device)
         # device "auto": device_map="auto" spreads a model larger than one GPU over all of them (accelerate).
@@ -313,10 +317,21 @@ class HFChatModel:
         return inputs
 
     def _processor_inputs(self, conversations: list[Conversation]) -> Any:
-        """The processor's output (on the CPU) for one batch of conversations."""
+        """The processor's output (on the CPU) for one batch of conversations, made by a processor no other thread
+        is using."""
+        with self._processors.lent() as processor:
+            return self._inputs_made_by(processor, conversations)
+
+    @contextmanager
+    def _tokenizer_lent(self) -> Iterator[Any]:
+        """The tokenizer of a processor no other thread is using (`self.tokenizer` is the look-ahead's too)."""
+        with self._processors.lent() as processor:
+            yield getattr(processor, "tokenizer", processor)
+
+    def _inputs_made_by(self, processor: Any, conversations: list[Conversation]) -> Any:
         texts, images, videos, metadata, fps, audio = [], [], [], [], [], []
         audio_sources: list[int | None] = []  # per audio slot: index of the video it belongs to, or None
-        sampling_rate = getattr(sub_processor(self.processor, "audio"), "sampling_rate", None)
+        sampling_rate = getattr(sub_processor(processor, "audio"), "sampling_rate", None)
         frames_as_images = self.family is not None and self.family.video == "images"
         for conversation in conversations:
             self._check_media_mix(conversation)
@@ -347,7 +362,7 @@ class HFChatModel:
                         audio.append(resample(part, sampling_rate))
                         audio_sources.append(None)
                 messages.append({"role": message.role, "content": content})
-            texts.append(self._prompt(messages))
+            texts.append(self._prompt(messages, processor))
         # Padding is the text's only: a flat padding=True would also reach the feature extractor, whose audio
         # must keep its own (Audio Flamingo 3's encoder takes whole 30-s windows). A rendered chat template
         # already holds the special tokens it wants (Llama's and Gemma's write their own <bos>); letting the
@@ -372,9 +387,9 @@ class HFChatModel:
             kwargs["audio"] = audio
             kwargs["sampling_rate"] = sampling_rate
         if any(source is not None for source in audio_sources):
-            kwargs.update(audio_from_video_kwargs(self.processor, audio_sources, kwargs["videos_kwargs"]))
-        inputs = self.processor(**kwargs)
-        set_seconds_per_grid(inputs, fps, self.processor, self.family.seconds_per_grid if self.family else None)
+            kwargs.update(audio_from_video_kwargs(processor, audio_sources, kwargs["videos_kwargs"]))
+        inputs = processor(**kwargs)
+        set_seconds_per_grid(inputs, fps, processor, self.family.seconds_per_grid if self.family else None)
         return inputs
 
     def _text_kwargs(self) -> dict[str, Any]:
@@ -387,16 +402,18 @@ class HFChatModel:
     def _templated(self) -> bool:
         return not self.text_only or self.tokenizer.chat_template is not None
 
-    def _prompt(self, messages: list[dict[str, Any]]) -> str:
-        """The chat-templated prompt (with the family's template options); a text model takes string contents
-        (many released LM templates take no list of parts), or the bare text without a template."""
+    def _prompt(self, messages: list[dict[str, Any]], processor: Any = None) -> str:
+        """The chat-templated prompt (with the family's template options) rendered by `processor` (default: the
+        model's; rendering sets nothing on its tokenizer); a text model takes string contents (many released LM
+        templates take no list of parts), or the bare text without a template."""
+        renderer = self.processor if processor is None else processor  # a text model's processor is its tokenizer
         template = dict(self.family.template_kwargs) if self.family else {}
         if not self.text_only:
-            return self.processor.apply_chat_template(messages, tokenize=False, add_generation_prompt=True, **template)
+            return renderer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True, **template)
         messages = [{"role": m["role"], "content": "".join(c["text"] for c in m["content"])} for m in messages]
         if not self._templated:
             return "\n\n".join(m["content"] for m in messages)
-        return self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True, **template)
+        return renderer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True, **template)
 
     def _check_media_mix(self, conversation: Conversation) -> None:
         """A family whose processor cannot mix media kinds in one call cannot take them in one prompt either."""
@@ -438,7 +455,8 @@ class HFChatModel:
                                                                 *decoding.get("logits_processor", [])])
         output = self.model.generate(**inputs, max_new_tokens=settings.max_new_tokens,
                                      num_return_sequences=copies, **decoding)
-        texts = self.tokenizer.batch_decode(output[:, inputs["input_ids"].shape[1]:], skip_special_tokens=True)
+        with self._tokenizer_lent() as tokenizer:
+            texts = tokenizer.batch_decode(output[:, inputs["input_ids"].shape[1]:], skip_special_tokens=True)
         rows = [texts[k * copies:(k + 1) * copies] for k in range(len(conversations))]
         return [row * (settings.n // copies) for row in rows]
 
@@ -447,7 +465,8 @@ class HFChatModel:
         """log p_j, one row per token j of `description`: the model's next-token distributions over the description
         after `conversation` (its reply to it), from one teacher-forced forward pass."""
         inputs = self.prepare([conversation])
-        ids = self.tokenizer(description, add_special_tokens=False, return_tensors="pt")["input_ids"]
+        with self._tokenizer_lent() as tokenizer:
+            ids = tokenizer(description, add_special_tokens=False, return_tensors="pt")["input_ids"]
         ids = ids.to(self.model.device)
         if ids.shape[1] == 0:
             return torch.zeros((0, self.model.get_output_embeddings().weight.shape[0]), device=self.model.device)
@@ -482,14 +501,16 @@ class HFChatModel:
         prompts share once (prefix_scoring.py). A multimodal model: one forward pass per batch of `batch_size`
         prompts, shortest first, through `generate(max_new_tokens=1)`, which builds every family's position ids
         and computes the last position's logits only."""
-        ids = [word_token_ids(self.tokenizer, word) for word in words]
+        with self._tokenizer_lent() as tokenizer:
+            ids = [word_token_ids(tokenizer, word) for word in words]
         if self.text_only:  # judges' prompts repeat their evidence passage: each shared prefix is run once
             for part in (part for conversation in conversations for m in conversation for part in m.content):
                 self._check_accepts(part)
             prompts = [self._prompt(_text_messages(c)) for c in conversations]
             unpadded = {key: value for key, value in {**self.processor_kwargs, **self._text_kwargs()}.items()
                         if key not in ("text_kwargs", "padding", "pad_to_multiple_of")}
-            tokens = self.tokenizer(prompts, **unpadded)["input_ids"]
+            with self._tokenizer_lent() as tokenizer:
+                tokens = tokenizer(prompts, **unpadded)["input_ids"]
             return first_token_probs(self.model, tokens, ids, self.batch_size, self.tokenizer.pad_token_id,
                                      self.prefill)
         probs: dict[int, list[float]] = {}

@@ -6,9 +6,9 @@ An entry is keyed by the identity of the conversation objects of one processor c
 harness later passes to `generate`), so only the very call it was made for can take it; anything else (another
 batching after an out-of-memory halving, a caller's own conversations) misses and runs the processor as before.
 A processor error made ahead is kept and raised to the call that takes it, so it is reported where it always was.
-Entries live on the CPU until taken (the device copy is made by the taker), and at most CAPACITY wait. One processor
-call runs at a time, whichever thread asks: a fast tokenizer is not safe to call from two threads at once (its
-padding settings are set on the shared Rust object for each call).
+Entries live on the CPU until taken (the device copy is made by the taker), and at most CAPACITY wait. Calls from
+several threads run at once: the processor given keeps its own calls apart (the hf adapter lends each call its own
+copy, models/processor_copies.py).
 """
 from __future__ import annotations
 
@@ -26,7 +26,6 @@ class InputsAhead:
 
     def __init__(self, capacity: int = CAPACITY) -> None:
         self._lock = threading.Lock()
-        self._processing = threading.Lock()
         self._waiting: OrderedDict[tuple[int, ...], tuple[Sequence[Any], Any]] = OrderedDict()
         self._last: tuple[tuple[int, ...], tuple[Sequence[Any], Any]] | None = None
         self._capacity = capacity
@@ -34,8 +33,7 @@ class InputsAhead:
     def make(self, conversations: Sequence[Any], processor: Callable[[list], Any]) -> None:
         """Run `processor(conversations)` now and keep its output (or its exception) for the call that takes it."""
         try:
-            with self._processing:
-                made: Any = processor(list(conversations))
+            made: Any = processor(list(conversations))
         except Exception as err:  # kept for `take`, which raises it where the call would have
             made = err
         with self._lock:
@@ -56,8 +54,7 @@ class InputsAhead:
                 if isinstance(made, Exception):
                     raise made
                 return made
-        with self._processing:
-            return processor(list(conversations))
+        return processor(list(conversations))
 
 
 def _key(conversations: Sequence[Any]) -> tuple[int, ...]:

@@ -82,27 +82,3 @@ def test_a_model_given_its_inputs_ahead_answers_as_one_that_made_them(tiny_check
     seeds = list(range(len(conversations)))
     assert ahead.generate(conversations, settings, seeds) == alone.generate(conversations, settings, seeds)
     assert len(calls.calls) == made_ahead  # generate ran no processor of its own
-
-
-def test_one_processor_call_runs_at_a_time_whichever_thread_asks():
-    import threading
-    import time
-
-    running, overlaps = [], []
-
-    def processor(conversations):
-        running.append(1)
-        overlaps.append(len(running))
-        time.sleep(0.01)
-        running.pop()
-        return conversations
-
-    made = InputsAhead()
-    ahead = [threading.Thread(target=made.make, args=([[i]], processor)) for i in range(4)]
-    for thread in ahead:
-        thread.start()
-    for i in range(4):
-        made.take([[f"not made {i}"]], processor)  # misses: the processor runs on this thread meanwhile
-    for thread in ahead:
-        thread.join()
-    assert len(overlaps) == 8 and max(overlaps) == 1

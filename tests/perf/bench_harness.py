@@ -9,8 +9,8 @@ no stochastic samples (--num-samples 0), one torch thread (2 shared cores; the n
 
 Paths, each at batch sizes 1 and 8:
   - harness run(): `hallubench.harness.runner.run` end to end into a fresh run folder (loads the model,
-    plans, decodes media and runs the processor on two look-ahead threads, generates, appends each record to the
-    store, merges, scores, writes results.json and results.png);
+    plans, decodes media and runs the processor on two look-ahead threads, each with its own processor copy,
+    generates, appends each record to the store, merges, scores, writes results.json and results.png);
   - harness gen loop: the same run's generation loop alone (`run.generation_s` in results.json);
   - direct: the baseline. The conversations are built beforehand with the harness's own `plan` and
     `media.prepare`, batched as the harness batches them, then per batch the adapter's processor call
