@@ -41,7 +41,7 @@ from hallubench.errors import ConfigError, MixedRunFolderError, RunInterrupted
 from hallubench.harness.plot import PLOT, plot_results, pyplot
 from hallubench.harness.plan import WorkItem, task_arguments
 from hallubench.harness.preflight import RunPlan, check_hub_checkpoint, make_plan, model_arguments
-from hallubench.harness.prefetch import BackgroundWrites, in_background, prefetched
+from hallubench.harness.prefetch import BackgroundWrites, in_background, prefetched, quick_gil_handoffs
 from hallubench.harness.rebuilt import reconcile
 from hallubench.harness.probes_plot import PROBES_PLOT, plot_probes
 from hallubench.harness.program import StepJournal, check_steps_accept, role_models, run_program_batch
@@ -182,11 +182,12 @@ def generate_all(model, helpers: dict[str, Any], batches: list[list[WorkItem]], 
     # Two workers: one batch's media decode (in the decoding helper process) while another's processor runs.
     ahead = prefetched(batches, prepared, workers=2)
     try:
-        for batch, ready in ahead:
-            records = run_program_batch(model, helpers, batch, options, journal) if ready is None \
-                else generate_batch(model, ready)
-            writes.submit(lambda records=records: writer.append_all(records))
-            done(len(records))
+        with quick_gil_handoffs():
+            for batch, ready in ahead:
+                records = run_program_batch(model, helpers, batch, options, journal) if ready is None \
+                    else generate_batch(model, ready)
+                writes.submit(lambda records=records: writer.append_all(records))
+                done(len(records))
     finally:
         # Stopped early (an error, Ctrl-C): the look-ahead's threads are stopped here, not whenever the garbage
         # collector closes the generator, in whatever thread it runs (one of those threads cannot join itself).

@@ -222,3 +222,34 @@ def test_a_loop_stopped_early_leaves_no_look_ahead_thread_behind(tmp_path):
     writer.close()
     assert not [t.name for t in threading.enumerate() if t.name.startswith("hallubench-prefetch")]
     assert len(store.read_store(tmp_path).records) == 2  # the batches answered before the interrupt are kept
+
+
+@pytest.mark.parametrize("interrupted", [False, True])
+def test_the_gil_is_handed_back_sooner_while_generating_and_the_interval_put_back_after(tmp_path, interrupted):
+    import sys
+
+    from hallubench.harness import store
+    from hallubench.harness.prefetch import SWITCH_INTERVAL_S
+    from hallubench.harness.program import StepJournal
+    from hallubench.harness.runner import generate_all
+
+    seen = []
+
+    class WatchingModel(ScriptedModelDouble):
+        def generate(self, conversations, settings, seeds=None):
+            seen.append(sys.getswitchinterval())
+            if interrupted and len(self.calls) == 1:
+                raise KeyboardInterrupt("SIGINT")
+            return super().generate(conversations, settings, seeds)
+
+    before = sys.getswitchinterval()
+    options = RunOptions(modality="audio-only")
+    batches = [[item] for item in _items("cmm", [f"question {i}?" for i in range(3)], options)]
+    writer = store.SampleWriter(store.rank_file(tmp_path, 0))
+    try:
+        generate_all(WatchingModel(), {}, batches, options, StepJournal(tmp_path, 0), writer)
+    except KeyboardInterrupt:
+        assert interrupted
+    writer.close()
+    assert seen and all(interval == pytest.approx(SWITCH_INTERVAL_S) for interval in seen)
+    assert sys.getswitchinterval() == before != pytest.approx(SWITCH_INTERVAL_S)
