@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-import sys
+import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -78,6 +78,8 @@ from .protocol import (
 from .seeded_sampling import row_seeds, seeded_sampling
 
 __all__ = ["HFChatModel", "resolve_attention", "resolve_dtype", "word_token_ids"]
+
+log = logging.getLogger("hallubench")  # notes: the command line shows them on stderr
 
 
 class HFChatModel:
@@ -152,8 +154,8 @@ class HFChatModel:
         self.fitting = batch_size == AUTO and torch.device(self.device).type == "cuda"
         self.batch_size = AUTO_MAX_BATCH if self.fitting else AUTO_BATCH_OFF_CUDA if batch_size == AUTO else batch_size
         if batch_size == AUTO and not self.fitting:
-            print(f"hallubench: batch_size auto on {self.device}: {self.batch_size} (the largest batch that fits is "
-                  "found on CUDA only; give a number to change it)", file=sys.stderr)
+            log.warning(f"hallubench: batch_size auto on {self.device}: {self.batch_size} (the largest batch that "
+                        "fits is found on CUDA only; give a number to change it)")
         identity = {"model": model, "revision": revision, "dtype": dtype, "weights": weights_id(model, config),
                     "model_type": self.model_type, "processor_kwargs": self.processor_kwargs,
                     "audio_in_video": use_audio_in_video,  # the key's name before the option was renamed: same ids
@@ -264,8 +266,8 @@ class HFChatModel:
         texts = fitting()
         if len(texts) < len(chunk):
             self.batch_size = len(texts)
-            print(f"hallubench: batch_size auto: {len(chunk)} conversations ran out of memory on {self.device}; "
-                  f"{self.batch_size} per batch from now on", file=sys.stderr)
+            log.warning(f"hallubench: batch_size auto: {len(chunk)} conversations ran out of memory on {self.device}; "
+                        f"{self.batch_size} per batch from now on")
         return texts
 
     def _batches(self, conversations: list[Conversation], group: Callable[[int], Any],

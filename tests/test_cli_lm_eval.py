@@ -3,6 +3,7 @@
 read by lm-eval's own `make_table`."""
 import argparse
 import json
+import logging
 import math
 import os
 
@@ -73,11 +74,12 @@ def test_do_sample_switches_between_greedy_and_sampling():
             RunOptions(gen_kwargs=bad)
 
 
-def test_auto_batch_size_is_found_once_by_halving_on_out_of_memory(monkeypatch, capsys):
+def test_auto_batch_size_is_found_once_by_halving_on_out_of_memory(monkeypatch, caplog):
     """On CUDA, auto tries the first batch whole and halves it on out-of-memory until it fits; the size found is kept
     for every later batch (a stand-in `_generate_batch` that runs out of memory above 5 conversations)."""
     from hallubench.models.hf import HFChatModel
 
+    caplog.set_level(logging.WARNING, logger="hallubench")  # a note on the logger, not a bare print
     model = HFChatModel.__new__(HFChatModel)
     model.family, model.use_audio_in_video, model.name, model.device = None, False, "hf:stand-in", "cuda:0"
     model.fitting, model.batch_size = True, 64
@@ -96,8 +98,7 @@ def test_auto_batch_size_is_found_once_by_halving_on_out_of_memory(monkeypatch, 
     assert calls[:3] == [30, 15, 7] and calls[3] == 3  # 30 and 15 and 7 ran out of memory; 3 fits
     assert model.batch_size == 3 and set(calls[3:]) <= {3}
     assert sum(calls[3:]) == 30  # every conversation answered once
-    err = capsys.readouterr().err
-    assert "batch_size auto: 30 conversations ran out of memory on cuda:0; 3 per batch from now on" in err
+    assert "batch_size auto: 30 conversations ran out of memory on cuda:0; 3 per batch from now on" in caplog.text
     calls.clear()
     model.generate(conversations[:7], GenerationSettings(max_new_tokens=2))
     assert calls == [3, 3, 1]  # found once: later calls start from the size found
