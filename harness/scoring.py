@@ -245,15 +245,18 @@ def score_task(task: Task, records: list[dict[str, Any]], n_total: int,
         directions = {**metric.higher_is_better, **task.higher_is_better}
         result.higher_is_better = {name: directions.get(name) for name in result.metrics
                                    if not name.endswith(STDERR) and name in (*declared, *directions)}
+    outcomes = getattr(load_metric(task.metric), "outcome_counts", ()) if task.metric is not None else ()
     for scored in (result, *result.groups.values()):  # no score where no answer was scored: null, and why
         if scored.not_scored is not None:
-            scored.metrics = {name: value if is_count(value) else None for name, value in scored.metrics.items()}
+            scored.metrics = {name: value if is_count(value) and name not in outcomes else None
+                              for name, value in scored.metrics.items()}
     return result
 
 
 def is_count(value: Any) -> bool:
     """Whether a metric output is a count (an int, such as SAC3's `num_unparseable`), which stays where nothing was
-    scored; every other output (a score, its stderr, a table of scores) is then null."""
+    scored unless the metric names it among its `outcome_counts` (POPE's tp/fp/tn/fn: counted from readings of
+    answers reported unreadable); every other output (a score, its stderr, a table of scores) is then null."""
     return isinstance(value, int) and not isinstance(value, bool)
 
 

@@ -237,3 +237,15 @@ def test_every_sample_counts_once_in_scored_unreadable_or_errors_for_every_regis
             if record["error"] is None:
                 partly = task.unreadable is not None and record["parsed"] is not None and task.unreadable(record["parsed"])
                 assert (column == "unreadable") == (unread or partly), name
+
+
+def test_where_no_pope_answer_is_read_its_confusion_counts_are_null_with_its_scores():
+    """POPE's rule reads an answer without a no-word as "yes", so unread answers would still fill tp and fp: where
+    nothing was scored those counts are outcomes of nothing (the metric's `outcome_counts`), null with the scores."""
+    records = [_record(str(i), "I cannot tell.", reference, "adversarial") for i, reference in
+               enumerate(["yes", "no", "yes", "no"])]
+    result = _score(get_task("pope"), records, n_total=4)
+    assert result.not_scored == "0 of 4 scored: 4 unreadable"
+    assert {result.metrics[name] for name in ("accuracy", "tp", "fp", "tn", "fn")} == {None}
+    read = _score(get_task("pope"), [*records, _record("9", "No.", "no", "adversarial")], n_total=5)
+    assert read.n_scored == 1 and read.metrics["tp"] == 2 and read.metrics["fp"] == 2  # the authors' rule, as before

@@ -189,3 +189,5 @@ def test_a_tiny_model_run_ends_with_the_pope_numbers_per_setting(built, tmp_path
         assert task["metrics"]["accuracy"] == expected["accuracy"]
     else:  # no answer read (the authors' rule would count them all "yes"): no number, but why
         assert task["metrics"]["accuracy"] is None and task["not_scored"] == "0 of 48 scored: 48 unreadable"
+        # nor confusion counts of answers read as "yes" by default
+        assert all(task["metrics"][count] is None for count in ("tp", "fp", "tn", "fn"))

@@ -136,6 +136,8 @@ class Pope(evaluate.Metric):
     # The harness contract (ARCHITECTURE.md, "The metric contract"); the confusion counts are no fractions.
     fractions = ("accuracy", "precision", "recall", "f1", "yes_ratio")
     higher_is_better = {"accuracy": True, "precision": True, "recall": True, "f1": True, "yes_ratio": None}
+    # Counted from the answers' readings (an unread answer reads "yes" here): null with the scores where none was scored.
+    outcome_counts = ("tp", "fp", "tn", "fn")
     # Which outputs are shares of "correct" verdicts: over all items, or over those with one reference.
     verdict_shares = {"accuracy": None, "recall": "yes"}
 
