@@ -253,3 +253,19 @@ def test_the_gil_is_handed_back_sooner_while_generating_and_the_interval_put_bac
     writer.close()
     assert seen and all(interval == pytest.approx(SWITCH_INTERVAL_S) for interval in seen)
     assert sys.getswitchinterval() == before != pytest.approx(SWITCH_INTERVAL_S)
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_the_garbage_collector_is_paused_for_the_runs_end_and_left_as_it_was(enabled):
+    import gc
+
+    from hallubench.harness.runner import cycles_collected_after
+
+    (gc.enable if enabled else gc.disable)()
+    try:
+        with pytest.raises(ValueError), cycles_collected_after():
+            assert not gc.isenabled()
+            raise ValueError("scoring failed")
+        assert gc.isenabled() == enabled
+    finally:
+        gc.enable()
