@@ -17,21 +17,28 @@ from typing import Any
 
 
 class ProcessorCopies:
-    """`lent()` gives a processor (or tokenizer) no other thread is using: `original` when it is free, else a copy."""
+    """`lent()` gives a processor (or tokenizer) no other thread is using: `original` when it is free, else a copy.
+    A processor that cannot be copied (some remote-code processors) is lent to one call at a time instead."""
 
     def __init__(self, original: Any) -> None:
-        self._spare = copy.deepcopy(original)
+        try:
+            self._spare: Any = copy.deepcopy(original)
+        except Exception:  # noqa: BLE001  whatever stops the copy, the calls then take turns with the original
+            self._spare = None
         self._free = [original]
-        self._lock = threading.Lock()
+        self._returned = threading.Condition()
 
     @contextmanager
     def lent(self) -> Iterator[Any]:
-        with self._lock:
+        with self._returned:
+            if self._spare is None:
+                self._returned.wait_for(lambda: self._free)
             processor = self._free.pop() if self._free else None
         if processor is None:
             processor = copy.deepcopy(self._spare)
         try:
             yield processor
         finally:
-            with self._lock:
+            with self._returned:
                 self._free.append(processor)
+                self._returned.notify()

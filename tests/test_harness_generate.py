@@ -269,3 +269,35 @@ def test_the_garbage_collector_is_paused_for_the_runs_end_and_left_as_it_was(ena
         assert gc.isenabled() == enabled
     finally:
         gc.enable()
+
+
+def test_loops_on_several_threads_put_the_switch_interval_back_when_the_last_one_leaves():
+    import sys
+    import threading
+
+    from hallubench.harness.prefetch import SWITCH_INTERVAL_S, quick_gil_handoffs
+
+    before = sys.getswitchinterval()
+    first_in, second_in, first_out = threading.Event(), threading.Event(), threading.Event()
+    seen = {}
+
+    def first():
+        with quick_gil_handoffs():
+            first_in.set()
+            second_in.wait()
+        first_out.set()
+
+    def second():
+        first_in.wait()
+        with quick_gil_handoffs():
+            second_in.set()
+            first_out.wait()
+            seen["after the first left"] = sys.getswitchinterval()
+
+    threads = [threading.Thread(target=first), threading.Thread(target=second)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert seen["after the first left"] == pytest.approx(SWITCH_INTERVAL_S)
+    assert sys.getswitchinterval() == before

@@ -23,6 +23,10 @@ class Watched:
     most_at_once = 0
     lock = threading.Lock()
 
+    @classmethod
+    def forget(cls):
+        cls.in_use, cls.seen, cls.most_at_once = {}, set(), 0
+
     def __call__(self):
         me = id(self)
         with Watched.lock:
@@ -36,6 +40,7 @@ class Watched:
 
 
 def test_no_processor_object_serves_two_threads_at_once_and_calls_overlap():
+    Watched.forget()
     original = Watched()
     copies = ProcessorCopies(original)
     threads, start = 3, threading.Barrier(3)
@@ -54,6 +59,32 @@ def test_no_processor_object_serves_two_threads_at_once_and_calls_overlap():
     assert Watched.most_at_once >= 2  # the calls ran side by side
     assert id(original) in Watched.seen and len(Watched.seen) <= threads  # at most one per thread calling at once
     assert id(copies._spare) not in Watched.seen  # the spare is copied, never used
+
+
+class Uncopyable(Watched):
+    def __deepcopy__(self, memo):
+        raise TypeError("cannot pickle 'SwigPyObject' object")
+
+
+def test_a_processor_that_cannot_be_copied_is_lent_to_one_call_at_a_time():
+    Watched.forget()
+    original = Uncopyable()
+    copies = ProcessorCopies(original)
+    start, done = threading.Barrier(3), []
+
+    def calls():
+        start.wait()
+        for _ in range(10):
+            with copies.lent() as processor:
+                processor()
+        done.append(1)
+
+    workers = [threading.Thread(target=calls) for _ in range(3)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    assert len(done) == 3 and Watched.seen == {id(original)} and Watched.most_at_once == 1
 
 
 def _conversation(seed: int, question: str):
