@@ -54,6 +54,7 @@ quiet_libraries()  # before the import below, which imports huggingface_hub (its
 import hallubench.metrics  # noqa: E402,F401  its import puts the metrics into evaluate's cache (bare-name evaluate.load)
 from hallubench.cli.includes import add_include_argument, included  # noqa: E402
 from hallubench.errors import ConfigError, HallubenchError, RunInterrupted, did_you_mean  # noqa: E402
+from hallubench.markup import escape_terminal  # noqa: E402
 from hallubench.redact import redact, redact_log_records  # noqa: E402
 from hallubench.registry import include  # noqa: E402
 
@@ -153,9 +154,10 @@ def main(argv: list[str] | None = None) -> int:
 
 def said(message: object, longest: int = 160) -> str:
     """An error's message as printed: redacted, each word longer than `longest` (a 5,000-character path given as a
-    flag, a value from a file) cut in its middle, so the one line stays one readable line."""
+    flag, a value from a file) cut in its middle, and any line break or control character it quotes (a path given
+    with a vertical tab) shown escaped, so the one line stays one readable line whichever message it is."""
     words = redact(str(message)).split(" ")
-    return " ".join(word if len(word) <= longest else f"{word[:100]}…{word[-50:]}" for word in words)
+    return escape_terminal(" ".join(word if len(word) <= longest else f"{word[:100]}…{word[-50:]}" for word in words))
 
 
 @contextlib.contextmanager

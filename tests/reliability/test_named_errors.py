@@ -103,3 +103,12 @@ def test_a_config_path_with_a_line_break_is_named_on_one_line(tmp_path, capsys):
     assert main(["run", "--config", str(config), "--model", "hf", "--tasks", "cmm"]) == 2
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 1 and "\x1b" not in err and "line\\nbreak\\x1b[2J.yaml: cannot be read" in err
+
+
+@pytest.mark.parametrize("breaks", ["\x0b", "\x85", "\u2028", "\r"])  # what str.splitlines splits at, beyond "\n"
+def test_every_error_line_is_one_line_whatever_the_value_it_quotes(tmp_path, capsys, breaks):
+    """The audit found `build --source` quoting a path with a vertical tab on two lines (seed 468381290): the one
+    formatting of every error line escapes them, so a message written next year is covered too."""
+    assert main(["build", "avhallubench", "-o", str(tmp_path / "out"), "--source", f"a{breaks}b"]) == 1
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1 and breaks not in err and "does not exist" in err
