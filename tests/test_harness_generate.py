@@ -205,8 +205,6 @@ def test_a_loop_stopped_early_leaves_no_look_ahead_thread_behind(tmp_path):
     import threading
 
     from hallubench.harness import store
-    from hallubench.harness.program import StepJournal
-    from hallubench.harness.runner import generate_all
 
     class InterruptedModel(ScriptedModelDouble):
         def generate(self, conversations, settings, seeds=None):
@@ -214,24 +212,33 @@ def test_a_loop_stopped_early_leaves_no_look_ahead_thread_behind(tmp_path):
                 raise KeyboardInterrupt("SIGINT")
             return super().generate(conversations, settings, seeds)
 
-    options = RunOptions(modality="audio-only")
-    batches = [[item] for item in _items("cmm", [f"question {i}?" for i in range(12)], options)]
-    writer = store.SampleWriter(store.rank_file(tmp_path, 0))
     with pytest.raises(KeyboardInterrupt):
-        generate_all(InterruptedModel(), {}, batches, options, StepJournal(tmp_path, 0), writer)
-    writer.close()
+        _generate_all(InterruptedModel(), 12, tmp_path)
     assert not [t.name for t in threading.enumerate() if t.name.startswith("hallubench-prefetch")]
     assert len(store.read_store(tmp_path).records) == 2  # the batches answered before the interrupt are kept
 
 
-@pytest.mark.parametrize("interrupted", [False, True])
-def test_the_gil_is_handed_back_sooner_while_generating_and_the_interval_put_back_after(tmp_path, interrupted):
-    import sys
-
+def _generate_all(model, n: int, run_dir):
+    """The run's generation loop over n one-sample CMM batches into `run_dir`, its writer closed whatever happens."""
     from hallubench.harness import store
-    from hallubench.harness.prefetch import SWITCH_INTERVAL_S
     from hallubench.harness.program import StepJournal
     from hallubench.harness.runner import generate_all
+
+    options = RunOptions(modality="audio-only")
+    batches = [[item] for item in _items("cmm", [f"question {i}?" for i in range(n)], options)]
+    writer = store.SampleWriter(store.rank_file(run_dir, 0))
+    try:
+        generate_all(model, {}, batches, options, StepJournal(run_dir, 0), writer)
+    finally:
+        writer.close()
+
+
+@pytest.mark.parametrize("interrupted", [False, True])
+def test_the_gil_is_handed_back_sooner_while_generating_and_the_interval_put_back_after(tmp_path, interrupted):
+    import contextlib
+    import sys
+
+    from hallubench.harness.prefetch import SWITCH_INTERVAL_S
 
     seen = []
 
@@ -243,14 +250,8 @@ def test_the_gil_is_handed_back_sooner_while_generating_and_the_interval_put_bac
             return super().generate(conversations, settings, seeds)
 
     before = sys.getswitchinterval()
-    options = RunOptions(modality="audio-only")
-    batches = [[item] for item in _items("cmm", [f"question {i}?" for i in range(3)], options)]
-    writer = store.SampleWriter(store.rank_file(tmp_path, 0))
-    try:
-        generate_all(WatchingModel(), {}, batches, options, StepJournal(tmp_path, 0), writer)
-    except KeyboardInterrupt:
-        assert interrupted
-    writer.close()
+    with pytest.raises(KeyboardInterrupt) if interrupted else contextlib.nullcontext():
+        _generate_all(WatchingModel(), 3, tmp_path)
     assert seen and all(interval == pytest.approx(SWITCH_INTERVAL_S) for interval in seen)
     assert sys.getswitchinterval() == before != pytest.approx(SWITCH_INTERVAL_S)
 
