@@ -23,6 +23,12 @@ from hallubench.errors import (ConfigError, MediaOutsideDatasetError, MediumRemo
 from hallubench.loaders import load_audio, load_image, load_video
 from hallubench.models.protocol import AudioPart, ImagePart, Message, Part, TextPart, VideoPart
 
+_CORES = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+# Videos are decoded beside the model and the processor calls (harness/prefetch.py), one core each. FFmpeg's own
+# choice, a decoding thread per core, takes theirs: on 2 cores one thread made run() faster at both batch sizes on the
+# harness benchmark, though a 720p clip alone decodes up to 1.7x slower on one (tests/perf/README.md).
+DECODE_THREADS = max(1, _CORES - 2)
+
 
 def media_file(task: Task, row: Row, column: str, dataset_dir: Path) -> Path | None:
     """The file `row[column]` names, symlinks followed, when it lies inside `dataset_dir` by the door's rule
@@ -106,7 +112,7 @@ def check_row_media(task: Task, row: Row, modality: str) -> None:
 
 def _video(path: Path, options: RunOptions) -> tuple[VideoPart, dict[str, Any]]:
     clip = load_video(path, num_frames=options.num_frames or 8, fps=options.fps, max_frames=options.max_frames,
-                      blank=options.modality == "blank")
+                      blank=options.modality == "blank", threads=DECODE_THREADS)
     span = clip.timestamps[-1] - clip.timestamps[0] if len(clip.timestamps) > 1 else 0.0
     # The rate the frames were actually taken at: with --fps capped by --max-frames it is lower than asked.
     rate = (len(clip.indices) - 1) / span if span > 0 else (options.fps or clip.native_fps)

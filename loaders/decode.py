@@ -61,15 +61,18 @@ def _header_frames(stream, fps: float, present: int) -> int:
     return present
 
 
-def video_frames(path: str, sampling: dict) -> dict:
+def video_frames(path: str, sampling: dict, threads: int | None = None) -> dict:
     """The frames `sample_indices(**sampling)` picks, with their indices and start times, the
-    average fps and where the last one ends;
+    average fps and where the last one ends, decoded on `threads` FFmpeg threads (None: FFmpeg's
+    choice, about one per core);
     ShortMediaError, before any decoding, for a truncated file."""
     with _av_errors(path, "video"), av.open(path) as container:
         if not container.streams.video:  # none, or a damaged file: load_video asks ffprobe which
             raise CorruptMediaError(path, "no video stream could be parsed; re-download or re-encode it")
         stream = container.streams.video[0]
         stream.thread_type = "AUTO"
+        if threads is not None:
+            stream.thread_count = threads
         index = _index(stream, path)
         present = len(index.pts)
         rate = stream.average_rate or stream.guessed_rate

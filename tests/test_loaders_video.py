@@ -6,7 +6,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hallubench.loaders import VideoClip, load_video
+from hallubench.loaders import VideoClip, decode, load_video
 from hallubench.loaders.sampling import sample_indices
 from hallubench.builders.mini.synthetic import ffmpeg_binary, write_mp4
 from hallubench.errors import ShortMediaError
@@ -81,6 +81,20 @@ def test_blank_has_same_shape_and_indices_but_black(ramp40):
     assert not blank.frames.any() and real.frames.any()
 
 
+@pytest.mark.parametrize("threads", [None, 1, 3])
+def test_decoding_threads_are_capped_as_asked_and_the_frames_stay_the_same(ramp40, threads, monkeypatch):
+    seen = []
+    index = decode._index
+    monkeypatch.setattr(decode, "_index", lambda stream, path: seen.append(stream.thread_count) or index(stream, path))
+    read = decode.video_frames(str(ramp40), {"num_frames": 6, "fps": None, "max_frames": 32}, threads)
+    assert seen == [threads if threads is not None else 0]  # 0: FFmpeg picks
+    chosen = load_video(ramp40, num_frames=6)  # FFmpeg's choice of threads
+    capped = load_video(ramp40, num_frames=6, threads=threads)
+    assert read["indices"] == capped.indices == chosen.indices
+    np.testing.assert_array_equal(read["frames"], chosen.frames)
+    np.testing.assert_array_equal(capped.frames, chosen.frames)
+
+
 @pytest.mark.parametrize("total,kwargs,expected_len", [
     (100, {"num_frames": 1}, 1),
     (100, {"num_frames": 100}, 100),
@@ -95,7 +109,7 @@ def test_sample_indices_are_in_range_sorted_and_unique(total, kwargs, expected_l
 
 @pytest.mark.parametrize("kwargs,name", [
     ({"num_frames": 0}, "num_frames"), ({"fps": 0.0}, "fps"), ({"max_frames": 0}, "max_frames"),
-    ({"timeout": 0}, "timeout"),
+    ({"timeout": 0}, "timeout"), ({"threads": 0}, "threads"), ({"threads": 1.5}, "threads"),
 ])
 def test_bad_arguments_name_the_argument(ramp40, kwargs, name):
     with pytest.raises(ValueError, match=name):
