@@ -5,8 +5,8 @@ and one-off work the run's end needs (the chart library's import, the environmen
 Threads, not processes: media decoding runs in the loaders' helper process and file writes wait on the disk, so
 neither holds the GIL long. The processor calls hold it in part (chat template, Python-side feature extraction), but
 their video and audio work leaves it, so two of them (each with its own processor copy) and the model run side by
-side. A forked processor process was measured too and lost: a video's processor output (some 5 MB a sample) costs
-more to copy back than the GIL cost (tests/perf/README.md).
+side. Forked processor processes were measured too: at batch size 8 they lost (a video's processor output, some 5 MB
+a sample, cost more to copy back than the GIL cost), at batch size 1 they were level (tests/perf/README.md).
 """
 from __future__ import annotations
 

@@ -32,11 +32,11 @@ def load_video(path: str | Path, num_frames: int = 8, fps: float | None = None, 
     `max_frames`; a video with fewer frames than that yields all its frames. `blank=True` returns
     black frames of exactly the shape (and indices/timestamps) the real ones would have, for
     modality-ablation probes. `threads` caps FFmpeg's decoding threads (None: its own choice, about
-    one per core; the frames are the same either way). Decoding runs in a helper process that reports every few frames
-    decoded; it is killed when `timeout` seconds pass without progress, or past a generous bound
-    scaled to the file's size and the frames asked (MediaTimeoutError, see guard.py). Other failures
-    raise the MediaError subclasses in `errors` (a failed decode is classified with ffprobe, itself
-    bounded by `probe.PROBE_TIMEOUT`).
+    one per core; the frames are the same either way). Decoding runs in a helper process that
+    reports every few frames decoded; it is killed when `timeout` seconds pass without progress, or
+    past a generous bound scaled to the file's size and the frames asked (MediaTimeoutError, see
+    guard.py). Other failures raise the MediaError subclasses in `errors` (a failed decode is
+    classified with ffprobe, itself bounded by `probe.PROBE_TIMEOUT`).
     """
     check_sampling_args(num_frames, fps, max_frames, timeout)
     if threads is not None and (not isinstance(threads, int) or threads < 1):
